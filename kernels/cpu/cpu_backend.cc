@@ -1,0 +1,145 @@
+#include "kernels/cpu/cpu_backend.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/cpu/cpu_backends.h"
+#include "kernels/cpu/internal/fp_env.h"
+#include "kernels/cpu/thread_pool.h"
+
+namespace layerproof::kernels::cpu {
+namespace {
+
+// Elementwise ops are cut into blocks of this many elements.
+constexpr int64_t kElementBlock = 16384;
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(const IsaOps& ops)
+      : ops_(ops), pool_(std::make_unique<ThreadPool>(DefaultThreadCount())) {}
+
+  BackendKind kind() const override { return ops_.kind; }
+  void SetThreads(int threads) override {
+    pool_ = std::make_unique<ThreadPool>(std::max(1, threads));
+  }
+
+ protected:
+  StatusOr<std::unique_ptr<PackedWeights>> PackWeightsImpl(
+      const WeightView& w) override {
+    return ops_.pack(w);
+  }
+
+  Status GemmImpl(const float* x, int64_t m, const PackedWeights& w,
+                  const float* bias, float* y) override {
+    const int64_t n = w.n();
+    const int64_t panels = CeilDiv(n, ops_.gemm_n_align);
+    const int64_t tasks = std::min<int64_t>(panels, 8 * pool_->threads());
+    const int64_t per_task = CeilDiv(panels, tasks) * ops_.gemm_n_align;
+    Run(CeilDiv(n, per_task), [&](int64_t t) {
+      ops_.gemm(x, m, w, bias, y, t * per_task, std::min(n, (t + 1) * per_task));
+    });
+    return OkStatus();
+  }
+
+  Status RmsNormImpl(const float* x, int64_t rows, int64_t dim,
+                     const WeightView& gamma, float eps, float* y) override {
+    Run(rows, [&](int64_t r) {
+      ops_.rmsnorm(x + r * dim, 1, dim, gamma, eps, y + r * dim);
+    });
+    return OkStatus();
+  }
+
+  Status RopeImpl(float* x, int64_t rows, int64_t n_heads,
+                  const int64_t* positions, const RopeTable& table) override {
+    const int64_t row = n_heads * table.head_dim;
+    Run(rows, [&](int64_t r) {
+      ops_.rope(x + r * row, 1, n_heads, positions + r, table);
+    });
+    return OkStatus();
+  }
+
+  Status AttentionImpl(const AttentionArgs& a) override {
+    std::vector<std::vector<float>> scratch(pool_->threads());
+    pool_->ParallelFor(a.nq * a.n_heads, [&](int64_t t, int worker) {
+      FpEnvGuard guard;
+      std::vector<float>& s = scratch[worker];
+      if (s.size() < static_cast<size_t>(a.n_kv)) s.resize(a.n_kv);
+      ops_.attention(a, t, t + 1, s.data());
+    });
+    return OkStatus();
+  }
+
+  Status SwiGluImpl(const float* gate, const float* up, int64_t n,
+                    float* y) override {
+    RunBlocks(n, [&](int64_t b, int64_t len) {
+      ops_.swiglu(gate + b, up + b, len, y + b);
+    });
+    return OkStatus();
+  }
+
+  Status SoftmaxImpl(const float* x, int64_t rows, int64_t n,
+                     float* y) override {
+    Run(rows, [&](int64_t r) { ops_.softmax(x + r * n, 1, n, y + r * n); });
+    return OkStatus();
+  }
+
+  Status AddImpl(const float* a, const float* b, int64_t n,
+                 float* y) override {
+    RunBlocks(n, [&](int64_t s, int64_t len) {
+      ops_.add(a + s, b + s, len, y + s);
+    });
+    return OkStatus();
+  }
+
+  Status EmbeddingImpl(const WeightView& table, const int32_t* ids,
+                       int64_t n_ids, float* y) override {
+    FpEnvGuard guard;
+    ops_.embedding(table, ids, n_ids, y);
+    return OkStatus();
+  }
+
+  Status ArgmaxImpl(const float* x, int64_t rows, int64_t n,
+                    int64_t* out) override {
+    Run(rows, [&](int64_t r) { ops_.argmax(x + r * n, 1, n, out + r); });
+    return OkStatus();
+  }
+
+ private:
+  template <typename Fn>
+  void Run(int64_t tasks, Fn fn) {
+    pool_->ParallelFor(tasks, [&](int64_t t, int) {
+      FpEnvGuard guard;
+      fn(t);
+    });
+  }
+
+  template <typename Fn>
+  void RunBlocks(int64_t n, Fn fn) {
+    Run(CeilDiv(n, kElementBlock), [&](int64_t t) {
+      const int64_t begin = t * kElementBlock;
+      fn(begin, std::min(kElementBlock, n - begin));
+    });
+  }
+
+  const IsaOps& ops_;
+  std::unique_ptr<ThreadPool> pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> MakeCpuBackend(const IsaOps& ops) {
+  return std::make_unique<CpuBackend>(ops);
+}
+
+#if defined(__x86_64__)
+std::unique_ptr<Backend> MakeAvx2Backend() { return MakeCpuBackend(Avx2Ops()); }
+std::unique_ptr<Backend> MakeAvx512Backend() {
+  return MakeCpuBackend(Avx512Ops());
+}
+#elif defined(__aarch64__)
+std::unique_ptr<Backend> MakeNeonBackend() { return MakeCpuBackend(NeonOps()); }
+#endif
+
+}  // namespace layerproof::kernels::cpu

@@ -1,0 +1,45 @@
+#include "kernels/dtype.h"
+
+namespace layerproof::kernels {
+
+std::string_view DTypeName(DType t) {
+  switch (t) {
+    case DType::kF32:
+      return "F32";
+    case DType::kBF16:
+      return "BF16";
+    case DType::kF16:
+      return "F16";
+  }
+  return "?";
+}
+
+uint16_t FloatToBf16(float f) {
+  uint32_t u = FloatBits(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return uint16_t((u >> 16) | 0x40u);
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return uint16_t(u >> 16);
+}
+
+uint16_t FloatToF16(float f) {
+  const uint32_t u = FloatBits(f);
+  const uint16_t sign = uint16_t((u >> 16) & 0x8000u);
+  const uint32_t a = u & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return sign | 0x7E00u;            // NaN
+  if (a >= 0x477FF000u) return sign | 0x7C00u;           // rounds to inf
+  if (a < 0x33000001u) return sign;                      // rounds to 0
+  int exp = int(a >> 23) - 127;
+  uint32_t man = (a & 0x7FFFFFu) | 0x800000u;
+  int shift = exp >= -14 ? 13 : 13 + (-14 - exp);        // subnormal: more
+  uint32_t rounded = man >> shift;
+  const uint32_t rem = man & ((1u << shift) - 1);
+  const uint32_t half = 1u << (shift - 1);
+  if (rem > half || (rem == half && (rounded & 1u))) ++rounded;
+  if (exp >= -14) {
+    // rounded holds the 11-bit significand; a carry bumps the exponent.
+    return sign | uint16_t(((uint32_t(exp + 15) << 10) + (rounded - 0x400u)));
+  }
+  return sign | uint16_t(rounded);
+}
+
+}  // namespace layerproof::kernels

@@ -1,0 +1,88 @@
+// Number formats of the determinism contract (docs/determinism.md §1).
+//
+// Weights are stored as bf16, fp16 or fp32 and widened to fp32 exactly; every
+// activation is fp32. The widenings here are pure integer bit manipulation, so
+// they give the same bits on every ISA and under every FP environment.
+// Thread safety: pure functions.
+#ifndef LAYERPROOF_KERNELS_DTYPE_H_
+#define LAYERPROOF_KERNELS_DTYPE_H_
+
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+namespace layerproof::kernels {
+
+enum class DType : uint8_t { kF32 = 0, kBF16 = 1, kF16 = 2 };
+
+constexpr int DTypeSize(DType t) { return t == DType::kF32 ? 4 : 2; }
+std::string_view DTypeName(DType t);
+
+// The one NaN every op writes (docs/determinism.md §4): positive quiet NaN.
+// Platforms disagree on NaN payloads and signs, so outputs are canonicalised.
+inline constexpr uint32_t kCanonicalNanBits = 0x7FC00000u;
+
+inline uint32_t FloatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float BitsToFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline float CanonicalNan() { return BitsToFloat(kCanonicalNanBits); }
+
+// Returns x, or the canonical NaN when x is any NaN.
+inline float CanonicalizeNan(float x) { return x != x ? CanonicalNan() : x; }
+
+// bf16 -> fp32: exact, the bf16 bits are the top half of the fp32 bits.
+inline float Bf16ToFloat(uint16_t h) { return BitsToFloat(uint32_t{h} << 16); }
+
+// fp16 -> fp32: exact for every input, subnormals, infinities and NaN included.
+inline float F16ToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t{h & 0x8000u} << 16;
+  uint32_t exp = (h >> 10) & 0x1Fu;
+  uint32_t man = h & 0x3FFu;
+  uint32_t bits;
+  if (exp == 0x1F) {
+    bits = sign | 0x7F800000u | (man << 13);
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  } else if (man == 0) {
+    bits = sign;
+  } else {
+    // Subnormal fp16: normalise the mantissa; the value is exact in fp32.
+    exp = 113;
+    while ((man & 0x400u) == 0) {
+      man <<= 1;
+      --exp;
+    }
+    bits = sign | (exp << 23) | ((man & 0x3FFu) << 13);
+  }
+  return BitsToFloat(bits);
+}
+
+// fp32 -> bf16 / fp16 with round-to-nearest-even, for tests and model
+// synthesis; NaN maps to a quiet NaN.
+uint16_t FloatToBf16(float f);
+uint16_t FloatToF16(float f);
+
+// Reads element i of a row stored as dtype t, widened to fp32 exactly.
+// `data` needs no alignment.
+inline float LoadAsFloat(const void* data, DType t, int64_t i) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  if (t == DType::kF32) {
+    float f;
+    std::memcpy(&f, bytes + 4 * i, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, bytes + 2 * i, 2);
+  return t == DType::kBF16 ? Bf16ToFloat(h) : F16ToFloat(h);
+}
+
+}  // namespace layerproof::kernels
+
+#endif  // LAYERPROOF_KERNELS_DTYPE_H_
