@@ -2,8 +2,12 @@
 #
 #   layerproof_library(NAME <name> SRCS <files...> [DEPS <targets...>])
 #     -> static library layerproof_<name>, alias layerproof::<name>
-#   layerproof_test(NAME <name> SRCS <files...> [DEPS <targets...>] [LABELS ...])
-#     -> GoogleTest executable registered with CTest (gtest_discover_tests)
+#   layerproof_test(NAME <name> SRCS <files...> [DEPS <targets...>] [LABELS ...]
+#                   [QEMU_SKIP <gtest filter>])
+#     -> GoogleTest executable registered with CTest (gtest_discover_tests);
+#        the tests QEMU_SKIP matches (e.g. "*.Error*": too slow under qemu)
+#        are labelled qemu_skip instead, and scripts/test-aarch64.sh skips
+#        them.
 
 # The determinism contract's host flags (docs/determinism.md §1): no implicit
 # fma contraction, no fast-math, SSE/AVX arithmetic only (never x87).
@@ -29,7 +33,7 @@ function(layerproof_library)
 endfunction()
 
 function(layerproof_test)
-  cmake_parse_arguments(LP "" "NAME" "SRCS;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(LP "" "NAME;QEMU_SKIP" "SRCS;DEPS;LABELS" ${ARGN})
   add_executable(${LP_NAME} ${LP_SRCS})
   layerproof_apply_flags(${LP_NAME})
   target_link_libraries(${LP_NAME} PRIVATE ${LP_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
@@ -38,9 +42,19 @@ function(layerproof_test)
   endif()
   if(CMAKE_CROSSCOMPILING)
     # Under qemu-user: let CTest run the binary through the emulator.
-    gtest_discover_tests(${LP_NAME} DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120
+    set(discovery DISCOVERY_MODE PRE_TEST DISCOVERY_TIMEOUT 120)
+  else()
+    set(discovery DISCOVERY_TIMEOUT 60)
+  endif()
+  if(LP_QEMU_SKIP)
+    # Two disjoint registrations of one binary: the slow tests, labelled
+    # qemu_skip only (a list-valued LABELS does not survive
+    # gtest_discover_tests' argument passing), and the rest.
+    gtest_discover_tests(${LP_NAME} ${discovery} TEST_FILTER "${LP_QEMU_SKIP}"
+      PROPERTIES LABELS qemu_skip)
+    gtest_discover_tests(${LP_NAME} ${discovery} TEST_FILTER "-${LP_QEMU_SKIP}"
       PROPERTIES LABELS "${LP_LABELS}")
   else()
-    gtest_discover_tests(${LP_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${LP_LABELS}")
+    gtest_discover_tests(${LP_NAME} ${discovery} PROPERTIES LABELS "${LP_LABELS}")
   endif()
 endfunction()

@@ -25,9 +25,12 @@ class FpEnvGuard {
     uint64_t fpcr;
     __asm__ volatile("mrs %0, fpcr" : "=r"(fpcr));
     saved_ = fpcr;
-    // RMode = 00 (RNE), FZ (bit 24) = 0, FZ16 (bit 19) = 0.
+    // RMode = 00 (RNE), FZ (bit 24) = 0, FZ16 (bit 19) = 0, and FEAT_AFP's
+    // NEP (bit 2), AH (bit 1, alternate NaN/FMAX/FMIN/flush semantics) and
+    // FIZ (bit 0, flush inputs to zero) = 0; the AFP bits are RES0, so
+    // writing 0 is harmless, on cores without FEAT_AFP.
     const uint64_t want = fpcr & ~((uint64_t{3} << 22) | (uint64_t{1} << 24) |
-                                   (uint64_t{1} << 19));
+                                   (uint64_t{1} << 19) | uint64_t{7});
     __asm__ volatile("msr fpcr, %0" : : "r"(want));
 #endif
   }
