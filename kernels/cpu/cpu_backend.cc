@@ -61,12 +61,25 @@ class CpuBackend final : public Backend {
   }
 
   Status AttentionImpl(const AttentionArgs& a) override {
+    // A task is a query row and a run of whole KV groups, so each K/V row is
+    // read once for all the query heads that share it. Rows are cut into as
+    // many parts as needed to keep every thread busy on a single decode row.
+    // Each (row, head) output is computed inside one task, so the cut never
+    // changes a bit.
+    const int64_t group = a.n_heads / a.n_kv_heads;
+    const int64_t parts =
+        std::min<int64_t>(a.n_kv_heads, CeilDiv(pool_->threads(), a.nq));
+    const int64_t heads_per_task = CeilDiv(a.n_kv_heads, parts) * group;
+    const int64_t per_row = CeilDiv(a.n_heads, heads_per_task);
     std::vector<std::vector<float>> scratch(pool_->threads());
-    pool_->ParallelFor(a.nq * a.n_heads, [&](int64_t t, int worker) {
+    pool_->ParallelFor(a.nq * per_row, [&](int64_t t, int worker) {
       FpEnvGuard guard;
       std::vector<float>& s = scratch[worker];
       if (s.size() < static_cast<size_t>(a.n_kv)) s.resize(a.n_kv);
-      ops_.attention(a, t, t + 1, s.data());
+      const int64_t row = t / per_row;
+      const int64_t h0 = (t % per_row) * heads_per_task;
+      const int64_t h1 = std::min(a.n_heads, h0 + heads_per_task);
+      ops_.attention(a, row * a.n_heads + h0, row * a.n_heads + h1, s.data());
     });
     return OkStatus();
   }

@@ -2,9 +2,9 @@
 //
 // Each ISA (AVX2, AVX-512, NEON) fills one IsaOps table in its own
 // translation units, compiled with that ISA's flags. CpuBackend cuts each op
-// into tasks by shape alone and calls these on slices from its thread pool,
-// so every entry computes whole outputs and must be bit-identical to
-// kernels/ref for the slice it is given. Entries that do not matter for speed
+// into tasks and calls these on slices from its thread pool; every entry
+// computes whole outputs, so the cut never changes a bit, and must be
+// bit-identical to kernels/ref for the slice it is given. Entries that do not matter for speed
 // may forward to kernels/ref. Arguments arrive validated.
 #ifndef LAYERPROOF_KERNELS_CPU_INTERNAL_ISA_OPS_H_
 #define LAYERPROOF_KERNELS_CPU_INTERNAL_ISA_OPS_H_
@@ -35,8 +35,8 @@ struct IsaOps {
   void (*swiglu)(const float* gate, const float* up, int64_t n, float* y);
   void (*softmax)(const float* x, int64_t rows, int64_t n, float* y);
   void (*add)(const float* a, const float* b, int64_t n, float* y);
-  void (*embedding)(const WeightView& table, const int32_t* ids,
-                    int64_t n_ids, float* y);
+  void (*embedding)(const WeightView& table, const int32_t* ids, int64_t n_ids,
+                    float* y);
   void (*argmax)(const float* x, int64_t rows, int64_t n, int64_t* out);
 };
 
