@@ -80,7 +80,8 @@ int RunSelftest(const std::vector<std::string>& args) {
     std::printf("%-8s | %11d | %s\n", std::string(b->name()).c_str(), checked,
                 ok ? "yes" : "NO");
   }
-  for (const std::string& f : failures) std::printf("  MISMATCH %s\n", f.c_str());
+  for (const std::string& f : failures)
+    std::printf("  MISMATCH %s\n", f.c_str());
   std::printf("\n%s\n", all_ok ? "PASS: this machine reproduces every golden "
                                  "hash on every backend it has"
                                : "FAIL: see mismatches above");

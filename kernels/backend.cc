@@ -120,10 +120,10 @@ Status Backend::Rope(float* x, int64_t rows, int64_t n_heads,
       table.max_positions < 1 ||
       table.cos.size() != size_t(table.max_positions * half) ||
       table.sin.size() != table.cos.size()) {
-    return Bad(op, "table", "malformed (head_dim " +
-                                std::to_string(table.head_dim) +
-                                ", max_positions " +
-                                std::to_string(table.max_positions) + ")");
+    return Bad(op, "table",
+               "malformed (head_dim " + std::to_string(table.head_dim) +
+                   ", max_positions " + std::to_string(table.max_positions) +
+                   ")");
   }
   for (int64_t r = 0; r < rows; ++r) {
     if (positions[r] < 0 || positions[r] >= table.max_positions) {
@@ -206,8 +206,7 @@ Status Backend::Embedding(const WeightView& table, const int32_t* ids,
   return EmbeddingImpl(table, ids, n_ids, y);
 }
 
-Status Backend::Argmax(const float* x, int64_t rows, int64_t n,
-                       int64_t* out) {
+Status Backend::Argmax(const float* x, int64_t rows, int64_t n, int64_t* out) {
   constexpr std::string_view op = "Argmax";
   LP_RETURN_IF_ERROR(CheckPtr(op, "x", x));
   LP_RETURN_IF_ERROR(CheckPtr(op, "out", out));

@@ -118,8 +118,8 @@ class Backend {
 
   // Rotates x[rows][n_heads][table.head_dim] in place, row r at positions[r]
   // (HF rotate_half pairing, §3.4).
-  Status Rope(float* x, int64_t rows, int64_t n_heads,
-              const int64_t* positions, const RopeTable& table);
+  Status Rope(float* x, int64_t rows, int64_t n_heads, const int64_t* positions,
+              const RopeTable& table);
 
   // §3.5.
   Status Attention(const AttentionArgs& args);
@@ -151,8 +151,7 @@ class Backend {
   virtual Status RmsNormImpl(const float* x, int64_t rows, int64_t dim,
                              const WeightView& gamma, float eps, float* y) = 0;
   virtual Status RopeImpl(float* x, int64_t rows, int64_t n_heads,
-                          const int64_t* positions,
-                          const RopeTable& table) = 0;
+                          const int64_t* positions, const RopeTable& table) = 0;
   virtual Status AttentionImpl(const AttentionArgs& args) = 0;
   virtual Status SwiGluImpl(const float* gate, const float* up, int64_t n,
                             float* y) = 0;

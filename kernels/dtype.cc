@@ -25,12 +25,12 @@ uint16_t FloatToF16(float f) {
   const uint32_t u = FloatBits(f);
   const uint16_t sign = uint16_t((u >> 16) & 0x8000u);
   const uint32_t a = u & 0x7FFFFFFFu;
-  if (a > 0x7F800000u) return sign | 0x7E00u;            // NaN
-  if (a >= 0x477FF000u) return sign | 0x7C00u;           // rounds to inf
-  if (a < 0x33000001u) return sign;                      // rounds to 0
+  if (a > 0x7F800000u) return sign | 0x7E00u;   // NaN
+  if (a >= 0x477FF000u) return sign | 0x7C00u;  // rounds to inf
+  if (a < 0x33000001u) return sign;             // rounds to 0
   int exp = int(a >> 23) - 127;
   uint32_t man = (a & 0x7FFFFFu) | 0x800000u;
-  int shift = exp >= -14 ? 13 : 13 + (-14 - exp);        // subnormal: more
+  int shift = exp >= -14 ? 13 : 13 + (-14 - exp);  // subnormal: more
   uint32_t rounded = man >> shift;
   const uint32_t rem = man & ((1u << shift) - 1);
   const uint32_t half = 1u << (shift - 1);

@@ -46,7 +46,8 @@ struct StoredWeights {
 
 StoredWeights MakeWeights(uint32_t stream, int64_t rows, int64_t cols,
                           DType dtype, float scale, bool specials) {
-  const std::vector<float> f = GoldenFloats(stream, rows * cols, scale, specials);
+  const std::vector<float> f =
+      GoldenFloats(stream, rows * cols, scale, specials);
   StoredWeights w;
   w.bytes.resize(f.size() * DTypeSize(dtype));
   for (size_t i = 0; i < f.size(); ++i) {
@@ -120,14 +121,15 @@ CaseFn AttentionCase(uint32_t seed, int64_t nq, int64_t q_pos0, int64_t heads,
                      int64_t kv_heads, int64_t hd, bool specials) {
   return [=](Backend& b) -> StatusOr<std::string> {
     const int64_t n_kv = q_pos0 + nq;
-    const std::vector<float> q = GoldenFloats(seed, nq * heads * hd, 1.0f, false);
+    const std::vector<float> q =
+        GoldenFloats(seed, nq * heads * hd, 1.0f, false);
     const std::vector<float> k =
         GoldenFloats(seed + 1, n_kv * kv_heads * hd, 1.0f, specials);
     const std::vector<float> v =
         GoldenFloats(seed + 2, n_kv * kv_heads * hd, 1.0f, false);
     std::vector<float> out(nq * heads * hd);
-    AttentionArgs a{q.data(), k.data(), v.data(), out.data(), nq, q_pos0,
-                    n_kv,     heads,    kv_heads, hd};
+    AttentionArgs a{q.data(), k.data(), v.data(), out.data(), nq,
+                    q_pos0,   n_kv,     heads,    kv_heads,   hd};
     LP_RETURN_IF_ERROR(b.Attention(a));
     return HashFloats(out);
   };
@@ -163,12 +165,12 @@ CaseFn EmbeddingCase(uint32_t seed, DType dtype) {
 StatusOr<std::string> ArgmaxCase(Backend& b) {
   const int64_t n = 333;
   std::vector<float> x = GoldenFloats(91, 6 * n, 5.0f, false);
-  x[0 * n + 100] = 50.0f;   // row 0: a clear winner
-  x[1 * n + 10] = 50.0f;    // row 1: a tie, the lower index wins
+  x[0 * n + 100] = 50.0f;  // row 0: a clear winner
+  x[1 * n + 10] = 50.0f;   // row 1: a tie, the lower index wins
   x[1 * n + 200] = 50.0f;
-  x[2 * n + 5] = -0.0f;     // row 2: all zeros of both signs
+  x[2 * n + 5] = -0.0f;  // row 2: all zeros of both signs
   for (int64_t i = 0; i < n; ++i) x[2 * n + i] = (i % 2) ? 0.0f : -0.0f;
-  x[3 * n + 300] = NAN;     // row 3: NaN ranks first
+  x[3 * n + 300] = NAN;  // row 3: NaN ranks first
   x[3 * n + 3] = INFINITY;
   for (int64_t i = 0; i < n; ++i) x[4 * n + i] = -INFINITY;  // row 4
   x[5 * n + n - 1] = 1e30f;  // row 5: the last element
@@ -214,19 +216,29 @@ StatusOr<std::string> RopeTableCase(Backend&) {
 
 const std::vector<Case>& Cases() {
   static const std::vector<Case>* cases = new std::vector<Case>{
-      {"gemv_bf16_k1000_n67_bias", GemmCase(1, 1, 1000, 67, DType::kBF16, true, false)},
-      {"gemm_bf16_m7_k4099_n33", GemmCase(4, 7, 4099, 33, DType::kBF16, false, false)},
-      {"gemm_f16_m3_k300_n19_bias", GemmCase(7, 3, 300, 19, DType::kF16, true, false)},
-      {"gemm_f32_m5_k777_n40", GemmCase(10, 5, 777, 40, DType::kF32, false, false)},
-      {"gemm_bf16_specials_m4_k513_n21", GemmCase(13, 4, 513, 21, DType::kBF16, true, true)},
-      {"gemm_f16_specials_m2_k64_n9", GemmCase(16, 2, 64, 9, DType::kF16, false, true)},
+      {"gemv_bf16_k1000_n67_bias",
+       GemmCase(1, 1, 1000, 67, DType::kBF16, true, false)},
+      {"gemm_bf16_m7_k4099_n33",
+       GemmCase(4, 7, 4099, 33, DType::kBF16, false, false)},
+      {"gemm_f16_m3_k300_n19_bias",
+       GemmCase(7, 3, 300, 19, DType::kF16, true, false)},
+      {"gemm_f32_m5_k777_n40",
+       GemmCase(10, 5, 777, 40, DType::kF32, false, false)},
+      {"gemm_bf16_specials_m4_k513_n21",
+       GemmCase(13, 4, 513, 21, DType::kBF16, true, true)},
+      {"gemm_f16_specials_m2_k64_n9",
+       GemmCase(16, 2, 64, 9, DType::kF16, false, true)},
       {"rmsnorm_r3_d4096", RmsNormCase(20, 3, 4096, false)},
       {"rmsnorm_specials_r4_d100", RmsNormCase(23, 4, 100, true)},
       {"rope_hd64_theta1e4", RopeCase(30, 64, 10000.0, RopeScaling{}, false)},
-      {"rope_llama3_hd128_specials", RopeCase(33, 128, 500000.0, Llama3Scaling(), true)},
-      {"attention_prefill_t37_h4_kv2_d64", AttentionCase(40, 37, 0, 4, 2, 64, false)},
-      {"attention_decode_t300_h8_kv2_d128", AttentionCase(43, 1, 300, 8, 2, 128, false)},
-      {"attention_chunked_prefill_specials", AttentionCase(46, 5, 260, 2, 1, 32, true)},
+      {"rope_llama3_hd128_specials",
+       RopeCase(33, 128, 500000.0, Llama3Scaling(), true)},
+      {"attention_prefill_t37_h4_kv2_d64",
+       AttentionCase(40, 37, 0, 4, 2, 64, false)},
+      {"attention_decode_t300_h8_kv2_d128",
+       AttentionCase(43, 1, 300, 8, 2, 128, false)},
+      {"attention_chunked_prefill_specials",
+       AttentionCase(46, 5, 260, 2, 1, 32, true)},
       {"swiglu_specials_n1000", ElementwiseCase(50, 1000, "swiglu")},
       {"softmax_specials_r10_n100", ElementwiseCase(53, 1000, "softmax")},
       {"add_specials_n1000", ElementwiseCase(56, 1000, "add")},
@@ -244,9 +256,9 @@ const std::vector<Case>& Cases() {
 
 std::vector<float> GoldenFloats(uint32_t stream, int64_t n, float scale,
                                 bool specials) {
-  static const float kSpecials[] = {0.0f,      -0.0f,    1e-40f,  -3e-42f,
-                                    INFINITY,  -INFINITY, NAN,     3.4e38f,
-                                    -3.4e38f,  1.17549435e-38f};
+  static const float kSpecials[] = {0.0f,     -0.0f,          1e-40f, -3e-42f,
+                                    INFINITY, -INFINITY,      NAN,    3.4e38f,
+                                    -3.4e38f, 1.17549435e-38f};
   std::vector<float> out(n);
   for (int64_t i = 0; i < n; i += 4) {
     const PhiloxCounter w = Philox4x32(
@@ -314,7 +326,8 @@ StatusOr<std::map<std::string, std::string>> ParseGoldenFile(
       return InvalidArgument(where + ": duplicate case " + key);
     }
   }
-  if (!have_version) return InvalidArgument("golden file: no spec_version line");
+  if (!have_version)
+    return InvalidArgument("golden file: no spec_version line");
   return out;
 }
 

@@ -78,10 +78,10 @@ class [[nodiscard]] StatusOr {
 #define LP_KERNELS_CONCAT_INNER(a, b) a##b
 #define LP_KERNELS_CONCAT(a, b) LP_KERNELS_CONCAT_INNER(a, b)
 
-#define LP_RETURN_IF_ERROR(expr)                      \
-  do {                                                \
+#define LP_RETURN_IF_ERROR(expr)                       \
+  do {                                                 \
     ::layerproof::kernels::Status lp_status_ = (expr); \
-    if (!lp_status_.ok()) return lp_status_;          \
+    if (!lp_status_.ok()) return lp_status_;           \
   } while (0)
 
 #define LP_ASSIGN_OR_RETURN(lhs, expr) \

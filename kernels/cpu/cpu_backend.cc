@@ -38,7 +38,8 @@ class CpuBackend final : public Backend {
     const int64_t tasks = std::min<int64_t>(panels, 8 * pool_->threads());
     const int64_t per_task = CeilDiv(panels, tasks) * ops_.gemm_n_align;
     Run(CeilDiv(n, per_task), [&](int64_t t) {
-      ops_.gemm(x, m, w, bias, y, t * per_task, std::min(n, (t + 1) * per_task));
+      ops_.gemm(x, m, w, bias, y, t * per_task,
+                std::min(n, (t + 1) * per_task));
     });
     return OkStatus();
   }
@@ -98,11 +99,9 @@ class CpuBackend final : public Backend {
     return OkStatus();
   }
 
-  Status AddImpl(const float* a, const float* b, int64_t n,
-                 float* y) override {
-    RunBlocks(n, [&](int64_t s, int64_t len) {
-      ops_.add(a + s, b + s, len, y + s);
-    });
+  Status AddImpl(const float* a, const float* b, int64_t n, float* y) override {
+    RunBlocks(
+        n, [&](int64_t s, int64_t len) { ops_.add(a + s, b + s, len, y + s); });
     return OkStatus();
   }
 

@@ -87,7 +87,8 @@ Backend* Instance(BackendKind kind) {
   const size_t i = static_cast<size_t>(kind);
   Registry& reg = TheRegistry();
   std::call_once(reg.once[i], [&] {
-    if (kind == BackendKind::kCuda || CpuRuns(kind)) reg.backends[i] = Make(kind);
+    if (kind == BackendKind::kCuda || CpuRuns(kind))
+      reg.backends[i] = Make(kind);
   });
   return reg.backends[i].get();
 }

@@ -61,8 +61,7 @@ class RefBackend final : public Backend {
     for (int64_t r = 0; r < rows; ++r) ref::SoftmaxRow(x + r * n, n, y + r * n);
     return OkStatus();
   }
-  Status AddImpl(const float* a, const float* b, int64_t n,
-                 float* y) override {
+  Status AddImpl(const float* a, const float* b, int64_t n, float* y) override {
     ref::Add(a, b, n, y);
     return OkStatus();
   }

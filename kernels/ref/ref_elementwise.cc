@@ -8,8 +8,8 @@
 
 namespace layerproof::kernels::ref {
 
-void RmsNorm(const float* x, int64_t rows, int64_t dim,
-             const WeightView& gamma, float eps, float* y) {
+void RmsNorm(const float* x, int64_t rows, int64_t dim, const WeightView& gamma,
+             float eps, float* y) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
     const float sum_sq = Lane32Dot(xr, dim, [&](int64_t i) { return xr[i]; });

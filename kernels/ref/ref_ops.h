@@ -19,8 +19,8 @@ void GemmColumns(const float* x, int64_t m, const WeightView& w,
                  const float* bias, float* y, int64_t n_begin, int64_t n_end);
 
 // §3.3.
-void RmsNorm(const float* x, int64_t rows, int64_t dim,
-             const WeightView& gamma, float eps, float* y);
+void RmsNorm(const float* x, int64_t rows, int64_t dim, const WeightView& gamma,
+             float eps, float* y);
 
 // §3.4.
 void Rope(float* x, int64_t rows, int64_t n_heads, const int64_t* positions,

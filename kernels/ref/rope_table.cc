@@ -63,8 +63,7 @@ StatusOr<RopeTable> BuildRopeTable(int64_t head_dim, double theta,
                                    const RopeScaling& scaling) {
   if (max_positions < 1 || max_positions > (int64_t{1} << 20)) {
     return InvalidArgument("rope max_positions: got " +
-                           std::to_string(max_positions) +
-                           ", want 1..1048576");
+                           std::to_string(max_positions) + ", want 1..1048576");
   }
   LP_ASSIGN_OR_RETURN(std::vector<float> inv,
                       RopeInverseFrequencies(head_dim, theta, scaling));

@@ -30,8 +30,9 @@ StatusOr<RopeTable> BuildRopeTable(int64_t head_dim, double theta,
                                    const RopeScaling& scaling = {});
 
 // The per-pair inverse frequencies, rounded to fp32 (exposed for tests).
-StatusOr<std::vector<float>> RopeInverseFrequencies(
-    int64_t head_dim, double theta, const RopeScaling& scaling);
+StatusOr<std::vector<float>> RopeInverseFrequencies(int64_t head_dim,
+                                                    double theta,
+                                                    const RopeScaling& scaling);
 
 }  // namespace layerproof::kernels
 

@@ -29,8 +29,7 @@ Status ValidateSamplingParams(const SamplingParams& p) {
 }
 
 StatusOr<int32_t> SampleToken(const float* logits, int64_t vocab,
-                              const SamplingParams& params,
-                              uint64_t position) {
+                              const SamplingParams& params, uint64_t position) {
   LP_RETURN_IF_ERROR(ValidateSamplingParams(params));
   if (logits == nullptr || vocab < 1 || vocab > (int64_t{1} << 31) - 1) {
     return InvalidArgument("sampling logits: null or vocab " +
@@ -43,14 +42,15 @@ StatusOr<int32_t> SampleToken(const float* logits, int64_t vocab,
   for (int64_t i = 0; i < vocab; ++i) p[i] = logits[i] / params.temperature;
   ref::SoftmaxRow(p.data(), vocab, p.data());
   if (std::isnan(p[0])) {
-    return InvalidArgument("sampling logits: softmax is NaN (a NaN logit, or "
-                           "every logit -inf)");
+    return InvalidArgument(
+        "sampling logits: softmax is NaN (a NaN logit, or "
+        "every logit -inf)");
   }
 
   // Rank order: probability descending, index ascending on ties — a strict
   // total order, so any correct sort gives the same ranks.
-  const int64_t top_k = params.top_k > 0 ? std::min<int64_t>(params.top_k, vocab)
-                                         : vocab;
+  const int64_t top_k =
+      params.top_k > 0 ? std::min<int64_t>(params.top_k, vocab) : vocab;
   std::vector<int32_t> rank(vocab);
   std::iota(rank.begin(), rank.end(), 0);
   auto before = [&](int32_t a, int32_t b) {

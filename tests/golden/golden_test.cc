@@ -1,12 +1,13 @@
 // The cross-hardware contract: every backend this machine has reproduces
 // every golden hash in tests/golden/kernels.golden (compiled in). The same
 // binary runs under qemu-aarch64 (ref, neon) and on GPU machines (cuda).
-#include <set>
+#include "kernels/golden.h"
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "kernels/dispatch.h"
-#include "kernels/golden.h"
 
 namespace layerproof::kernels {
 namespace {
@@ -43,9 +44,11 @@ TEST_P(GoldenTest, ReproducesEveryGoldenHash) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllBackends, GoldenTest, ::testing::ValuesIn(AvailableBackends()),
-    [](const auto& info) { return std::string(BackendName(info.param)); });
+INSTANTIATE_TEST_SUITE_P(AllBackends, GoldenTest,
+                         ::testing::ValuesIn(AvailableBackends()),
+                         [](const auto& info) {
+                           return std::string(BackendName(info.param));
+                         });
 
 }  // namespace
 }  // namespace layerproof::kernels

@@ -1,9 +1,9 @@
 // Bad arguments return InvalidArgument naming the argument; nothing crashes
 // and no output is written. Runs on every backend.
-#include <vector>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <vector>
 
 #include "kernels/ref/rope_table.h"
 #include "tests/kernels/test_util.h"
@@ -18,11 +18,11 @@ class BadArgsTest : public ::testing::TestWithParam<BackendKind> {
   Backend* B() { return *GetBackend(GetParam()); }
 };
 
-#define EXPECT_INVALID(expr, needle)                                  \
-  do {                                                                \
-    const Status s_ = (expr);                                         \
+#define EXPECT_INVALID(expr, needle)                                     \
+  do {                                                                   \
+    const Status s_ = (expr);                                            \
     EXPECT_EQ(s_.code(), StatusCode::kInvalidArgument) << s_.ToString(); \
-    EXPECT_THAT(s_.message(), HasSubstr(needle));                     \
+    EXPECT_THAT(s_.message(), HasSubstr(needle));                        \
   } while (0)
 
 TEST_P(BadArgsTest, Gemm) {
@@ -90,11 +90,13 @@ TEST_P(BadArgsTest, NormRopeAttention) {
 TEST_P(BadArgsTest, EmbeddingIdsOutOfRange) {
   std::vector<float> t(40, 1.0f), y(20, 5.0f);
   const int32_t ids[2] = {1, 10};
-  EXPECT_INVALID(B()->Embedding({t.data(), DType::kF32, 4, 10}, ids, 2, y.data()),
-                 "ids[1]: got 10, want 0 <= id < 4");
+  EXPECT_INVALID(
+      B()->Embedding({t.data(), DType::kF32, 4, 10}, ids, 2, y.data()),
+      "ids[1]: got 10, want 0 <= id < 4");
   const int32_t neg[1] = {-1};
-  EXPECT_INVALID(B()->Embedding({t.data(), DType::kF32, 4, 10}, neg, 1, y.data()),
-                 "ids[0]: got -1");
+  EXPECT_INVALID(
+      B()->Embedding({t.data(), DType::kF32, 4, 10}, neg, 1, y.data()),
+      "ids[0]: got -1");
   EXPECT_EQ(y[0], 5.0f);
 }
 

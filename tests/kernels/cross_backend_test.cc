@@ -1,10 +1,10 @@
 // The one cross-backend suite (STYLE.md): every fast backend this machine
 // has must equal kernels/ref bit for bit, over thousands of random shapes and
 // over special values (±0, subnormals, ±inf, NaN, near-overflow).
+#include <gtest/gtest.h>
+
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "kernels/ref/rope_table.h"
 #include "tests/kernels/test_util.h"
@@ -25,14 +25,13 @@ class CrossBackendTest : public ::testing::TestWithParam<BackendKind> {
   // Random Gemm of the given shape on both backends; false on mismatch.
   void CheckGemm(int64_t m, int64_t k, int64_t n, DType dtype, bool bias,
                  double special_rate) {
-    SCOPED_TRACE("m=" + std::to_string(m) + " k=" + std::to_string(k) +
-                 " n=" + std::to_string(n) + " dtype=" +
-                 std::string(DTypeName(dtype)) + " bias=" +
-                 std::to_string(bias) + " specials=" +
-                 std::to_string(special_rate));
+    SCOPED_TRACE("m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" +
+                 std::to_string(n) + " dtype=" + std::string(DTypeName(dtype)) +
+                 " bias=" + std::to_string(bias) +
+                 " specials=" + std::to_string(special_rate));
     const auto x = RandomFloats(rng_, m * k, 2.0f, special_rate);
-    const auto w = MakeTestWeights(RandomFloats(rng_, n * k, 0.1f, special_rate),
-                                   n, k, dtype);
+    const auto w = MakeTestWeights(
+        RandomFloats(rng_, n * k, 0.1f, special_rate), n, k, dtype);
     const auto b = RandomFloats(rng_, n, 1.0f, special_rate);
     auto ref_w = Ref()->PackWeights(w.view);
     auto fast_w = Fast()->PackWeights(w.view);
@@ -51,8 +50,8 @@ DType RandomDType(std::mt19937_64& rng) {
 }
 
 TEST_P(CrossBackendTest, GemmEdgeShapes) {
-  const int64_t ks[] = {1, 2, 3, 15, 16, 17, 31, 32, 33, 255, 256, 257,
-                        511, 512, 513, 767, 768, 769, 1000, 1024, 1025};
+  const int64_t ks[] = {1,   2,   3,   15,  16,  17,  31,  32,   33,   255, 256,
+                        257, 511, 512, 513, 767, 768, 769, 1000, 1024, 1025};
   for (int64_t k : ks) {
     for (DType dt : {DType::kBF16, DType::kF16, DType::kF32}) {
       CheckGemm(1 + rng_() % 4, k, 1 + rng_() % 70, dt, rng_() % 2, 0);
@@ -86,10 +85,11 @@ TEST_P(CrossBackendTest, GemmSpecialValues) {
 TEST_P(CrossBackendTest, GemmNearOverflow) {
   // Partial sums that overflow to inf in one association and not another.
   for (int trial = 0; trial < 50; ++trial) {
-    const int64_t m = 1 + rng_() % 3, k = 1 + rng_() % 1200, n = 1 + rng_() % 40;
+    const int64_t m = 1 + rng_() % 3, k = 1 + rng_() % 1200,
+                  n = 1 + rng_() % 40;
     const auto x = RandomFloats(rng_, m * k, 1e19f);
-    const auto w = MakeTestWeights(RandomFloats(rng_, n * k, 1e19f), n, k,
-                                   DType::kF32);
+    const auto w =
+        MakeTestWeights(RandomFloats(rng_, n * k, 1e19f), n, k, DType::kF32);
     auto rw = Ref()->PackWeights(w.view);
     auto fw = Fast()->PackWeights(w.view);
     std::vector<float> want(m * n), got(m * n);
@@ -106,8 +106,10 @@ TEST_P(CrossBackendTest, RmsNorm) {
     const auto g = MakeTestWeights(RandomFloats(rng_, dim, 2.0f), 1, dim,
                                    rng_() % 2 ? DType::kBF16 : DType::kF32);
     std::vector<float> want(x.size()), got(x.size());
-    ASSERT_TRUE(Ref()->RmsNorm(x.data(), rows, dim, g.view, 1e-6f, want.data()).ok());
-    ASSERT_TRUE(Fast()->RmsNorm(x.data(), rows, dim, g.view, 1e-6f, got.data()).ok());
+    ASSERT_TRUE(
+        Ref()->RmsNorm(x.data(), rows, dim, g.view, 1e-6f, want.data()).ok());
+    ASSERT_TRUE(
+        Fast()->RmsNorm(x.data(), rows, dim, g.view, 1e-6f, got.data()).ok());
     ASSERT_TRUE(BitsEqual(want, got)) << "rows=" << rows << " dim=" << dim;
   }
 }
@@ -124,10 +126,13 @@ TEST_P(CrossBackendTest, Rope) {
       const int64_t rows = 1 + rng_() % 5, heads = 1 + rng_() % 6;
       std::vector<int64_t> pos(rows);
       for (auto& p : pos) p = rng_() % 3000;
-      auto want = RandomFloats(rng_, rows * heads * hd, 3.0f, trial % 2 ? 0.05 : 0);
+      auto want =
+          RandomFloats(rng_, rows * heads * hd, 3.0f, trial % 2 ? 0.05 : 0);
       auto got = want;
-      ASSERT_TRUE(Ref()->Rope(want.data(), rows, heads, pos.data(), *table).ok());
-      ASSERT_TRUE(Fast()->Rope(got.data(), rows, heads, pos.data(), *table).ok());
+      ASSERT_TRUE(
+          Ref()->Rope(want.data(), rows, heads, pos.data(), *table).ok());
+      ASSERT_TRUE(
+          Fast()->Rope(got.data(), rows, heads, pos.data(), *table).ok());
       ASSERT_TRUE(BitsEqual(want, got)) << "head_dim=" << hd;
     }
   }
@@ -148,8 +153,8 @@ TEST_P(CrossBackendTest, Attention) {
     const auto k = RandomFloats(rng_, n_kv * kv_heads * hd, 2.0f, sp);
     const auto v = RandomFloats(rng_, n_kv * kv_heads * hd, 2.0f, sp);
     std::vector<float> want(nq * heads * hd), got(want.size());
-    AttentionArgs a{q.data(), k.data(), v.data(), want.data(), nq, q_pos0,
-                    n_kv,     heads,    kv_heads, hd};
+    AttentionArgs a{q.data(), k.data(), v.data(), want.data(), nq,
+                    q_pos0,   n_kv,     heads,    kv_heads,    hd};
     ASSERT_TRUE(Ref()->Attention(a).ok());
     a.out = got.data();
     ASSERT_TRUE(Fast()->Attention(a).ok());
@@ -200,8 +205,10 @@ TEST_P(CrossBackendTest, EmbeddingAndArgmax) {
     std::vector<int32_t> ids(13);
     for (auto& id : ids) id = rng_() % vocab;
     std::vector<float> want(ids.size() * dim), got(want.size());
-    ASSERT_TRUE(Ref()->Embedding(t.view, ids.data(), ids.size(), want.data()).ok());
-    ASSERT_TRUE(Fast()->Embedding(t.view, ids.data(), ids.size(), got.data()).ok());
+    ASSERT_TRUE(
+        Ref()->Embedding(t.view, ids.data(), ids.size(), want.data()).ok());
+    ASSERT_TRUE(
+        Fast()->Embedding(t.view, ids.data(), ids.size(), got.data()).ok());
     ASSERT_TRUE(BitsEqual(want, got));
   }
   for (int trial = 0; trial < 200; ++trial) {

@@ -1,8 +1,8 @@
 #include "kernels/dtype.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 namespace layerproof::kernels {
 namespace {

@@ -1,10 +1,10 @@
 // Invariance: the bits of an output never depend on how it was computed —
 // batch row vs alone, prefill vs decode, thread count, buffer alignment
 // (docs/determinism.md §5). Runs on every backend, ref included.
+#include <gtest/gtest.h>
+
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "kernels/cpu/thread_pool.h"
 #include "tests/kernels/test_util.h"
@@ -37,7 +37,8 @@ TEST_P(InvarianceTest, GemmRowEqualsGemvOfThatRow) {
       std::vector<float> one(n);
       ASSERT_TRUE(
           B()->Gemm(x.data() + r * k, 1, **pw, bias.data(), one.data()).ok());
-      ASSERT_TRUE(BitsEqual(batch.data() + r * n, one.data(), n)) << "row " << r;
+      ASSERT_TRUE(BitsEqual(batch.data() + r * n, one.data(), n))
+          << "row " << r;
     }
   }
 }
@@ -48,23 +49,32 @@ TEST_P(InvarianceTest, AttentionPrefillRowEqualsDecodeAfterManySteps) {
   const auto k = RandomFloats(rng_, T * kv_heads * hd, 2.0f);
   const auto v = RandomFloats(rng_, T * kv_heads * hd, 2.0f);
   std::vector<float> prefill(T * heads * hd);
-  AttentionArgs a{q.data(), k.data(), v.data(), prefill.data(), T, 0,
-                  T,        heads,    kv_heads, hd};
+  AttentionArgs a{q.data(), k.data(), v.data(), prefill.data(), T,
+                  0,        T,        heads,    kv_heads,       hd};
   ASSERT_TRUE(B()->Attention(a).ok());
   // Decode every position against a cache holding exactly 0..t.
   const int64_t row = heads * hd;
   for (int64_t t = 0; t < T; t += (t < 300 ? 1 : 37)) {
     std::vector<float> out(row);
-    AttentionArgs d{q.data() + t * row, k.data(), v.data(), out.data(), 1, t,
-                    t + 1,              heads,    kv_heads, hd};
+    AttentionArgs d{
+        q.data() + t * row, k.data(), v.data(), out.data(), 1, t, t + 1, heads,
+        kv_heads,           hd};
     ASSERT_TRUE(B()->Attention(d).ok());
     ASSERT_TRUE(BitsEqual(prefill.data() + t * row, out.data(), row))
         << "position " << t;
   }
   // Chunked prefill of rows 250..399 against a cache of 0..399.
   std::vector<float> chunk(150 * row);
-  AttentionArgs c{q.data() + 250 * row, k.data(), v.data(), chunk.data(), 150,
-                  250,                  400,      heads,    kv_heads,     hd};
+  AttentionArgs c{q.data() + 250 * row,
+                  k.data(),
+                  v.data(),
+                  chunk.data(),
+                  150,
+                  250,
+                  400,
+                  heads,
+                  kv_heads,
+                  hd};
   ASSERT_TRUE(B()->Attention(c).ok());
   EXPECT_TRUE(BitsEqual(prefill.data() + 250 * row, chunk.data(), 150 * row));
 }
@@ -79,8 +89,8 @@ TEST_P(InvarianceTest, ThreadCountDoesNotChangeBits) {
   const auto kc = RandomFloats(rng_, T * kv_heads * hd, 2.0f);
   const auto vc = RandomFloats(rng_, T * kv_heads * hd, 2.0f);
   const auto big = RandomFloats(rng_, 100000, 5.0f, 0.01);
-  const auto g = MakeTestWeights(RandomFloats(rng_, 1000, 1.0f), 1, 1000,
-                                 DType::kBF16);
+  const auto g =
+      MakeTestWeights(RandomFloats(rng_, 1000, 1.0f), 1, 1000, DType::kBF16);
 
   auto run = [&](int threads) {
     B()->SetThreads(threads);
@@ -90,8 +100,8 @@ TEST_P(InvarianceTest, ThreadCountDoesNotChangeBits) {
     EXPECT_TRUE(B()->Gemm(x.data(), m, **pw, nullptr, y.data()).ok());
     out.insert(out.end(), y.begin(), y.end());
     std::vector<float> att(T * heads * hd);
-    AttentionArgs a{q.data(), kc.data(), vc.data(), att.data(), T, 0,
-                    T,        heads,     kv_heads,  hd};
+    AttentionArgs a{q.data(), kc.data(), vc.data(), att.data(), T,
+                    0,        T,         heads,     kv_heads,   hd};
     EXPECT_TRUE(B()->Attention(a).ok());
     out.insert(out.end(), att.begin(), att.end());
     std::vector<float> e(big.size());
@@ -99,7 +109,8 @@ TEST_P(InvarianceTest, ThreadCountDoesNotChangeBits) {
     out.insert(out.end(), e.begin(), e.end());
     EXPECT_TRUE(B()->Softmax(big.data(), 100, 1000, e.data()).ok());
     out.insert(out.end(), e.begin(), e.end());
-    EXPECT_TRUE(B()->RmsNorm(big.data(), 100, 1000, g.view, 1e-5f, e.data()).ok());
+    EXPECT_TRUE(
+        B()->RmsNorm(big.data(), 100, 1000, g.view, 1e-5f, e.data()).ok());
     out.insert(out.end(), e.begin(), e.end());
     return out;
   };
@@ -135,7 +146,8 @@ TEST_P(InvarianceTest, UnalignedBuffersGiveTheSameBits) {
   ASSERT_TRUE(B()->SwiGlu(a.data(), a.data(), a.size(), sw.data()).ok());
   std::copy(a.begin(), a.end(), as.begin() + 1);
   ASSERT_TRUE(
-      B()->SwiGlu(as.data() + 1, as.data() + 1, a.size(), outs.data() + 1).ok());
+      B()->SwiGlu(as.data() + 1, as.data() + 1, a.size(), outs.data() + 1)
+          .ok());
   EXPECT_TRUE(BitsEqual(sw.data(), outs.data() + 1, a.size()));
   ASSERT_TRUE(B()->Softmax(a.data(), 1, a.size(), sw.data()).ok());
   ASSERT_TRUE(B()->Softmax(as.data() + 1, 1, a.size(), outs.data() + 1).ok());

@@ -1,10 +1,10 @@
 // Known answers for the oracle itself: each test pins one rule of
 // docs/determinism.md with inputs where a different rule gives other bits.
-#include <cmath>
-#include <vector>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
 
 #include "kernels/ref/reduction.h"
 #include "kernels/ref/ref_ops.h"
@@ -23,10 +23,10 @@ TEST(RefGemmTest, SmallKnownAnswerWithBias) {
   const float bias[2] = {10, -1};
   float y[4];
   ref::Gemm(x, 2, {w, DType::kF32, 2, 3}, bias, y);
-  EXPECT_EQ(y[0], 16.0f);   // 1+2+3 + 10
-  EXPECT_EQ(y[1], 7.25f);   // 0.25-4+12 - 1
-  EXPECT_EQ(y[2], 11.5f);   // -1+0.5+2 + 10
-  EXPECT_EQ(y[3], 5.75f);   // -0.25-1+8 - 1
+  EXPECT_EQ(y[0], 16.0f);  // 1+2+3 + 10
+  EXPECT_EQ(y[1], 7.25f);  // 0.25-4+12 - 1
+  EXPECT_EQ(y[2], 11.5f);  // -1+0.5+2 + 10
+  EXPECT_EQ(y[3], 5.75f);  // -0.25-1+8 - 1
 }
 
 TEST(RefGemmTest, ChunkPartialsMeetInTheHalvingTree) {
@@ -80,8 +80,7 @@ TEST(RefRmsNormTest, SumOfSquaresIsLane32) {
   // loses every one of them (2^24).
   std::vector<float> x(32, 1.0f), g(32, 1.0f), y(32);
   x[0] = 4096.0f;
-  ref::RmsNorm(x.data(), 1, 32, {g.data(), DType::kF32, 1, 32}, 0.0f,
-               y.data());
+  ref::RmsNorm(x.data(), 1, 32, {g.data(), DType::kF32, 1, 32}, 0.0f, y.data());
   const float inv = 1.0f / std::sqrt((k2p24 + 30.0f) / 32.0f);
   EXPECT_EQ(y[1], inv);
   EXPECT_EQ(y[0], 4096.0f * inv);

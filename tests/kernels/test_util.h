@@ -3,6 +3,8 @@
 #ifndef LAYERPROOF_TESTS_KERNELS_TEST_UTIL_H_
 #define LAYERPROOF_TESTS_KERNELS_TEST_UTIL_H_
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -10,8 +12,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "kernels/backend.h"
 #include "kernels/dispatch.h"
@@ -22,9 +22,9 @@ namespace layerproof::kernels::testing {
 // Special values every fast path must treat exactly like ref.
 inline const std::vector<float>& SpecialValues() {
   static const std::vector<float> v = {
-      0.0f,      -0.0f,     1e-45f,   -1e-45f,  1e-40f,     -2.5e-39f,
-      1.17549435e-38f, INFINITY, -INFINITY, NAN,    -NAN,    3.4e38f,
-      -3.4e38f,  65504.0f,  1e30f,    -1e-30f,  88.7f,      -103.9f};
+      0.0f,     -0.0f,     1e-45f, -1e-45f, 1e-40f,  -2.5e-39f, 1.17549435e-38f,
+      INFINITY, -INFINITY, NAN,    -NAN,    3.4e38f, -3.4e38f,  65504.0f,
+      1e30f,    -1e-30f,   88.7f,  -103.9f};
   return v;
 }
 
@@ -101,8 +101,7 @@ inline std::vector<BackendKind> FastBackends() {
   return out;
 }
 
-inline std::string KindName(
-    const ::testing::TestParamInfo<BackendKind>& info) {
+inline std::string KindName(const ::testing::TestParamInfo<BackendKind>& info) {
   return std::string(BackendName(info.param));
 }
 

@@ -4,8 +4,8 @@
 // translation units, compiled with that ISA's flags. CpuBackend cuts each op
 // into tasks and calls these on slices from its thread pool; every entry
 // computes whole outputs, so the cut never changes a bit, and must be
-// bit-identical to kernels/ref for the slice it is given. Entries that do not matter for speed
-// may forward to kernels/ref. Arguments arrive validated.
+// bit-identical to kernels/ref for the slice it is given. Entries that do not
+// matter for speed may forward to kernels/ref. Arguments arrive validated.
 #ifndef LAYERPROOF_KERNELS_CPU_INTERNAL_ISA_OPS_H_
 #define LAYERPROOF_KERNELS_CPU_INTERNAL_ISA_OPS_H_
 

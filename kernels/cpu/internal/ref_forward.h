@@ -30,8 +30,8 @@ class RowMajorPacked final : public PackedWeights {
 inline void RefGemmSlice(const float* x, int64_t m, const PackedWeights& w,
                          const float* bias, float* y, int64_t n_begin,
                          int64_t n_end) {
-  ref::GemmColumns(x, m, static_cast<const RowMajorPacked&>(w).view(), bias,
-                   y, n_begin, n_end);
+  ref::GemmColumns(x, m, static_cast<const RowMajorPacked&>(w).view(), bias, y,
+                   n_begin, n_end);
 }
 
 inline void RefAttentionTasks(const AttentionArgs& a, int64_t task_begin,
