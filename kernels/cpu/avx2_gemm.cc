@@ -23,11 +23,10 @@ namespace {
 
 constexpr int64_t kNR = 16;  // panel width: two ymm
 constexpr int64_t kMR = 6;   // register tile rows: 12 accumulators
-// Skinny kernels handle up to this many rows: one row 4 panels at a time,
-// two rows 3 panels at a time (8 or 12 independent fma chains).
+// Skinny kernels handle up to this many rows (see SkinnyPanelsFor).
 constexpr int kSkinnyMaxRows = 2;
 // Software prefetch distance of the skinny kernels, in bytes of one panel.
-constexpr int64_t kPrefetchBytes = 1024;
+constexpr int64_t kPrefetchBytes = 2048;
 
 inline __m256 CanonicalizeNan8(__m256 v) {
   const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
@@ -147,7 +146,7 @@ void Tile(const TileArgs& a) {
       acc[r][1] = _mm256_fmadd_ps(b, w1, acc[r][1]);
     }
   }
-  CombineAndStore<MR, 2>(acc, a.stack, kMR * kNR, a.sp, a.merges, a.last,
+  CombineAndStore<MR, 2>(acc, a.stack, a.stack_stride, a.sp, a.merges, a.last,
                          a.bias, a.y, a.ldy, a.cols);
 }
 
@@ -198,19 +197,16 @@ void Skinny(const SkinnyArgs& a) {
   }
 }
 
-template <DType DT, int MR>
+// Panels per skinny call for `rows` rows: 8 or 12 accumulators of 16 ymm.
+constexpr int SkinnyPanelsFor(int rows) { return rows == 1 ? 4 : 3; }
+
+// Skinny<DT, MR, np> for np in [1, NP].
+template <DType DT, int MR, int NP = SkinnyPanelsFor(MR)>
 void SkinnyByPanels(int np, const SkinnyArgs& a) {
-  switch (np) {
-    case 1:
-      return Skinny<DT, MR, 1>(a);
-    case 2:
-      return Skinny<DT, MR, 2>(a);
-    case 3:
-      return Skinny<DT, MR, 3>(a);
-    default:
-      if constexpr (MR == 1) return Skinny<DT, MR, 4>(a);
-      return Skinny<DT, MR, 3>(a);
+  if constexpr (NP > 1) {
+    if (np < NP) return SkinnyByPanels<DT, MR, NP - 1>(np, a);
   }
+  Skinny<DT, MR, NP>(a);
 }
 
 template <DType DT>
@@ -234,7 +230,7 @@ struct Avx2Kernels {
   static constexpr int64_t kMR = ::layerproof::kernels::cpu::kMR;
   static constexpr int kSkinnyMaxRows =
       ::layerproof::kernels::cpu::kSkinnyMaxRows;
-  static int64_t SkinnyPanels(int rows) { return rows == 1 ? 4 : 3; }
+  static int64_t SkinnyPanels(int rows) { return SkinnyPanelsFor(rows); }
   static void Upcast(DType dt, const unsigned char* rows, int64_t kc,
                      float* dst) {
     if (dt == DType::kBF16) {

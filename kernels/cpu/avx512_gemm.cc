@@ -27,25 +27,13 @@ namespace layerproof::kernels::cpu {
 namespace {
 
 constexpr int64_t kNR = 32;  // panel width: two zmm
-#ifndef LP_EXP_MR
-#define LP_EXP_MR 14
-#endif
-constexpr int64_t kMR = LP_EXP_MR;  // register tile rows: 28 accumulators
+constexpr int64_t kMR = 14;  // register tile rows: 28 accumulators
 // Skinny kernels handle up to this many rows, kSkinnyPanels panels at a time
 // (8 .. 24 independent fma chains).
 constexpr int kSkinnyMaxRows = 3;
-#ifndef LP_EXP_NP
-#define LP_EXP_NP 4
-#endif
-constexpr int kSkinnyPanels = LP_EXP_NP;
+constexpr int kSkinnyPanels = 4;
 // Software prefetch distance of the skinny kernels, in bytes of one panel.
-#ifndef LP_EXP_HINT
-#define LP_EXP_HINT _MM_HINT_T0
-#endif
-#ifndef LP_EXP_PF
-#define LP_EXP_PF 1024
-#endif
-constexpr int64_t kPrefetchBytes = LP_EXP_PF;
+constexpr int64_t kPrefetchBytes = 2048;
 
 inline __m512 CanonicalizeNan16(__m512 v) {
   const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
@@ -164,7 +152,7 @@ void Tile(const TileArgs& a) {
       acc[r][1] = _mm512_fmadd_ps(b, w1, acc[r][1]);
     }
   }
-  CombineAndStore<MR, 2>(acc, a.stack, kMR * kNR, a.sp, a.merges, a.last,
+  CombineAndStore<MR, 2>(acc, a.stack, a.stack_stride, a.sp, a.merges, a.last,
                          a.bias, a.y, a.ldy, a.cols);
 }
 
@@ -190,7 +178,7 @@ void Skinny(const SkinnyArgs& a) {
         for (int64_t off = 0; off < row_bytes; off += 64) {
           _mm_prefetch(reinterpret_cast<const char*>(wk + p * a.panel_bytes +
                                                      kPrefetchBytes + off),
-                       LP_EXP_HINT);
+                       _MM_HINT_T0);
         }
       }
       __m512 b[MR];
@@ -212,13 +200,8 @@ void Skinny(const SkinnyArgs& a) {
   }
 }
 
-// Panels per skinny call for `rows` rows: at most 24 accumulators.
-constexpr int SkinnyPanelsFor(int rows) {
-  return rows == 1 ? kSkinnyPanels : 4;
-}
-
 // Skinny<DT, MR, np> for np in [1, NP].
-template <DType DT, int MR, int NP = SkinnyPanelsFor(MR)>
+template <DType DT, int MR, int NP = kSkinnyPanels>
 void SkinnyByPanels(int np, const SkinnyArgs& a) {
   if constexpr (NP > 1) {
     if (np < NP) return SkinnyByPanels<DT, MR, NP - 1>(np, a);
@@ -253,7 +236,7 @@ struct Avx512Kernels {
   static constexpr int64_t kMR = ::layerproof::kernels::cpu::kMR;
   static constexpr int kSkinnyMaxRows =
       ::layerproof::kernels::cpu::kSkinnyMaxRows;
-  static int64_t SkinnyPanels(int rows) { return SkinnyPanelsFor(rows); }
+  static int64_t SkinnyPanels(int /*rows*/) { return kSkinnyPanels; }
   static void Upcast(DType dt, const unsigned char* rows, int64_t kc,
                      float* dst) {
     if (dt == DType::kBF16) {

@@ -203,6 +203,14 @@ TEST_P(GemmFastTest, ThreadCountsMatchRef) {
   }
 }
 
+// One thread cuts n into 8 column tasks; 137 panels make tasks of 18 panels,
+// more than one panel group of the blocked path.
+TEST_P(GemmFastTest, TasksWiderThanOnePanelGroupMatchRef) {
+  fast_->SetThreads(1);
+  CheckRandom({5, 300, 137 * Nr() + 7, DType::kBF16, true});
+  CheckRandom({1, 300, 137 * Nr() + 7, DType::kF16, false});
+}
+
 INSTANTIATE_TEST_SUITE_P(X86, GemmFastTest,
                          ::testing::Values(BackendKind::kAvx2,
                                            BackendKind::kAvx512),

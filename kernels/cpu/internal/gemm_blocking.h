@@ -14,18 +14,21 @@
 //  * skinny (m <= Kernels::kSkinnyMaxRows, decode): the kernels stream whole
 //    panels of packed weights once, upcasting in registers, several panels at
 //    a time for enough independent fma chains; memory-bound.
-//  * blocked (prefill): Goto-style. For each block of rows and each chunk of
-//    kChunk k, the x block is copied into a buffer with padded rows (a row
-//    stride of a multiple of 4 KiB would make every row of a register tile hit
-//    one L1 set), each panel's chunk is upcast to fp32 once and reused by
-//    every register tile of the block, and each tile leaves its chunk partial
-//    on its own stack slot (or, for the last chunk, finishes the output).
+//  * blocked (prefill): Goto-style with KC = kChunk. For each block of rows
+//    and each chunk, the x block is copied into a buffer with padded rows (a
+//    row stride of a multiple of 4 KiB would put every row of a register tile
+//    in one L1 set), each panel's chunk is upcast to fp32 once (kChunk x NR, to
+//    stay in L1) and reused by every register tile of the block, and each tile
+//    leaves its chunk partial on its stack (or, for the last chunk, finishes
+//    its outputs). A slot of all tiles of a panel is contiguous, so the stack
+//    traffic is sequential. The x rows and the panel chunk needed next are
+//    prefetched into L2 a slice per tile.
 //
 // The Kernels type supplies the ISA micro-kernels:
 //   static constexpr int64_t kNR;      // panel width
-//   static constexpr int kMR;          // rows of a register tile
+//   static constexpr int64_t kMR;      // rows of a register tile
 //   static constexpr int kSkinnyMaxRows;
-//   static int SkinnyPanels(int rows); // panels per skinny call
+//   static int64_t SkinnyPanels(int rows);  // panels per skinny call
 //   static void Upcast(DType, const unsigned char* rows, int64_t kc, float*);
 //   static void Tile(int rows, const TileArgs&);
 //   static void Skinny(DType, int rows, int panels, const SkinnyArgs&);
@@ -47,50 +50,29 @@ namespace layerproof::kernels::cpu {
 namespace {  // NOLINT(build/namespaces): see gemm_panels.h.
 
 using ref::kChunk;
-#ifndef LP_EXP_PREFETCH
-#define LP_EXP_PREFETCH 1
-#endif
-#ifndef LP_EXP_T2
-#define LP_EXP_T2
-#define LP_EXP_T3
-#endif
-#ifndef LP_EXP_T0
-#define LP_EXP_T0
-#define LP_EXP_T1
-#endif
-#ifndef LP_EXP_UPCAST2
-#define LP_EXP_UPCAST2 0
-#endif
-#ifndef LP_EXP_NOSTACK
-#define LP_EXP_NOSTACK 0
-#endif
-#ifndef LP_EXP_NOCOPY
-#define LP_EXP_NOCOPY 0
-#endif
-#ifndef LP_EXP_NOUPCAST
-#define LP_EXP_NOUPCAST 0
-#endif
 
 // Row stride (floats) of the copied x block: one chunk plus a cache line, so
 // consecutive rows fall in different L1 sets.
 inline constexpr int64_t kXStride = kChunk + 16;
-// Register tiles per row block: bounds the x block to fit in L2 and the
-// partial stacks to a few MiB.
+// Register tiles per row block and panels per group of the blocked path:
+// they bound the x block (L2) and the partial stacks (a few MiB at most).
 inline constexpr int64_t kTilesPerBlock = 16;
+inline constexpr int64_t kPanelsPerGroup = 16;
 
 // One register tile: rows x NR outputs over one chunk.
 struct TileArgs {
-  const float* x;     // the tile's first row in the x block, at the chunk start
-  int64_t kc;         // terms in this chunk, in [1, kChunk]
-  const float* w;     // the panel's chunk, fp32 [kc][NR], 64-byte aligned
-  float* stack;       // the tile's stack; slot s at stack + s * kMR * NR
-  int32_t sp;         // slot the chunk partial is pushed to
-  int32_t merges;     // tree merges after the push
-  bool last;          // the last chunk: finish and store the outputs
-  const float* bias;  // bias of the panel's first column, or null
-  float* y;           // output of the tile's first row and column
-  int64_t ldy;        // row stride of y
-  int64_t cols;       // columns to store, in [1, NR]
+  const float* x;        // the tile's first row in the x block, at the chunk
+  int64_t kc;            // terms in this chunk, in [1, kChunk]
+  const float* w;        // the panel's chunk, fp32 [kc][NR], 64-byte aligned
+  float* stack;          // slot 0 of the tile's stack (kMR * NR floats a slot)
+  int64_t stack_stride;  // floats from one slot of the tile to the next
+  int32_t sp;            // slot the chunk partial is pushed to
+  int32_t merges;        // tree merges after the push
+  bool last;             // the last chunk: finish and store the outputs
+  const float* bias;     // bias of the panel's first column, or null
+  float* y;              // output of the tile's first row and column
+  int64_t ldy;           // row stride of y
+  int64_t cols;          // columns to store, in [1, NR]
 };
 
 // rows x (panels * NR) outputs over all of k.
@@ -109,7 +91,7 @@ struct SkinnyArgs {
 };
 
 // Lines of a strided 2-D region of memory, prefetched into L2 a slice at a
-// time so the prefetches spread over the work before the region is needed.
+// time so the prefetches spread over the work done before the region is read.
 struct PrefetchRegion {
   const char* base = nullptr;
   int64_t rows = 0;
@@ -122,65 +104,66 @@ struct PrefetchRegion {
     const int64_t per = CeilDivI(total, slices);
     const int64_t end = std::min(total, (i + 1) * per);
     for (int64_t j = i * per; j < end; ++j) {
-      __builtin_prefetch(base + (j / row_lines) * row_stride +
-                             (j % row_lines) * 64,
-                         0, 2);
+      __builtin_prefetch(
+          base + (j / row_lines) * row_stride + (j % row_lines) * 64, 0, 2);
     }
   }
 };
 
+// Panels [p_begin, p_end) for m <= Kernels::kSkinnyMaxRows rows.
 template <class Kernels>
-void GemmPanelColumns(const float* x, int64_t m, const PackedWeights& packed,
-                      const float* bias, float* y, int64_t n_begin,
-                      int64_t n_end) {
+void SkinnyColumns(const float* x, int64_t m, const PanelPacked& w,
+                   const ChunkTreeSchedule& sched, const float* bias, float* y,
+                   int64_t n_end, int64_t p_begin, int64_t p_end) {
   constexpr int64_t nr = Kernels::kNR;
-  constexpr int64_t mr = Kernels::kMR;
-  const auto& w = static_cast<const PanelPacked&>(packed);
   const int64_t k = w.k();
   const int64_t n = w.n();
-  const int64_t p_begin = n_begin / nr;
-  const int64_t p_end = CeilDivI(n_end, nr);
-  const ChunkTreeSchedule sched(CeilDivI(k, kChunk));
-  const int64_t depth = sched.depth();
-  thread_local ScratchArray<float> stack;
-
-  if (m <= Kernels::kSkinnyMaxRows) {
-    const int rows = static_cast<int>(m);
-    const int64_t np_max = Kernels::SkinnyPanels(rows);
-    stack.Reserve(static_cast<size_t>(depth * m * np_max * nr));
-    for (int64_t p = p_begin; p < p_end; p += np_max) {
-      const int64_t np = std::min(np_max, p_end - p);
-      SkinnyArgs a;
-      a.x = x;
-      a.ldx = k;
-      a.k = k;
-      a.panels = w.panel(p);
-      a.panel_bytes = w.panel_bytes();
-      a.sched = &sched;
-      a.stack = stack.data();
-      a.bias = bias == nullptr ? nullptr : bias + p * nr;
-      a.y = y + p * nr;
-      a.ldy = n;
-      a.cols = std::min(n_end, (p + np) * nr) - p * nr;
-      Kernels::Skinny(w.dtype(), rows, static_cast<int>(np), a);
-    }
-    return;
+  thread_local AlignedBuffer<float> stack;
+  const int rows = static_cast<int>(m);
+  const int64_t np_max = Kernels::SkinnyPanels(rows);
+  stack.Reserve(static_cast<size_t>(sched.depth() * m * np_max * nr));
+  for (int64_t p = p_begin; p < p_end; p += np_max) {
+    const int64_t np = std::min(np_max, p_end - p);
+    SkinnyArgs a;
+    a.x = x;
+    a.ldx = k;
+    a.k = k;
+    a.panels = w.panel(p);
+    a.panel_bytes = w.panel_bytes();
+    a.sched = &sched;
+    a.stack = stack.data();
+    a.bias = bias == nullptr ? nullptr : bias + p * nr;
+    a.y = y + p * nr;
+    a.ldy = n;
+    a.cols = std::min(n_end, (p + np) * nr) - p * nr;
+    Kernels::Skinny(w.dtype(), rows, static_cast<int>(np), a);
   }
+}
 
-  thread_local ScratchArray<float> wc;
-  thread_local ScratchArray<float> xb;
+// Panels [p_begin, p_end), at most kPanelsPerGroup of them, for any m.
+template <class Kernels>
+void BlockedColumns(const float* x, int64_t m, const PanelPacked& w,
+                    const ChunkTreeSchedule& sched, const float* bias, float* y,
+                    int64_t n_end, int64_t p_begin, int64_t p_end) {
+  constexpr int64_t nr = Kernels::kNR;
+  constexpr int64_t mr = Kernels::kMR;
+  const int64_t k = w.k();
+  const int64_t n = w.n();
+  const int64_t chunks = sched.chunks();
+  const int64_t depth = sched.depth();
+  thread_local AlignedBuffer<float> stack;
+  thread_local AlignedBuffer<float> wc;
+  thread_local AlignedBuffer<float> xb;
   const int64_t np = p_end - p_begin;
-  const int64_t slot = mr * nr;
   const int64_t row_block = mr * kTilesPerBlock;
   const int64_t es = DTypeSize(w.dtype());
+  // Stack layout [panel][slot][tile][kMR * NR]; one chunk needs no stack.
+  const int64_t slot_stride = kTilesPerBlock * mr * nr;
+  const int64_t panel_stack = chunks > 1 ? depth * slot_stride : 0;
   wc.Reserve(static_cast<size_t>(kChunk * nr));
   xb.Reserve(static_cast<size_t>(row_block * kXStride));
-  // One chunk needs no stack: its partial is the output.
-  const int64_t tile_stack = sched.chunks() > 1 ? depth * slot : 0;
-  stack.Reserve(static_cast<size_t>(
-      std::max<int64_t>(1, kTilesPerBlock * np * tile_stack)));
-  // The x rows and the panel chunk the step after (m0, c, p) reads, so they
-  // can be prefetched into L2 a slice per register tile.
+  stack.Reserve(static_cast<size_t>(std::max<int64_t>(1, np * panel_stack)));
+  // The x rows and the panel chunk read after step (m0, c, p).
   const auto x_region = [&](int64_t m0, int64_t c) {
     PrefetchRegion r;
     if (m0 >= m) return r;
@@ -192,7 +175,6 @@ void GemmPanelColumns(const float* x, int64_t m, const PackedWeights& packed,
   };
   const auto w_region = [&](int64_t p, int64_t c) {
     PrefetchRegion r;
-    if (c >= sched.chunks()) return r;
     r.base = reinterpret_cast<const char*>(w.panel(p) + c * kChunk * nr * es);
     r.rows = 1;
     r.row_lines = CeilDivI(std::min(kChunk, k - c * kChunk) * nr * es, 64);
@@ -201,52 +183,70 @@ void GemmPanelColumns(const float* x, int64_t m, const PackedWeights& packed,
   for (int64_t m0 = 0; m0 < m; m0 += row_block) {
     const int64_t block_rows = std::min(row_block, m - m0);
     const int64_t tiles = CeilDivI(block_rows, mr);
-    for (int64_t c = 0; c < sched.chunks(); ++c) {
+    for (int64_t c = 0; c < chunks; ++c) {
       const int64_t k0 = c * kChunk;
       const int64_t kc = std::min(kChunk, k - k0);
-      for (int64_t r = 0; r < block_rows && (!LP_EXP_NOCOPY || (c == 0 && m0 == 0)); ++r) {
+      for (int64_t r = 0; r < block_rows; ++r) {
         std::memcpy(xb.data() + r * kXStride, x + (m0 + r) * k + k0,
                     static_cast<size_t>(kc) * sizeof(float));
       }
-      const PrefetchRegion next_x = c + 1 < sched.chunks()
-                                        ? x_region(m0, c + 1)
-                                        : x_region(m0 + row_block, 0);
+      const PrefetchRegion next_x =
+          c + 1 < chunks ? x_region(m0, c + 1) : x_region(m0 + row_block, 0);
       for (int64_t p = p_begin; p < p_end; ++p) {
         const unsigned char* chunk_rows = w.panel(p) + k0 * nr * es;
         const float* wf;
         if (w.dtype() == DType::kF32) {
           wf = reinterpret_cast<const float*>(chunk_rows);
         } else {
-          LP_EXP_T0; if (!LP_EXP_NOUPCAST || (c == 0 && m0 == 0 && p == p_begin)) Kernels::Upcast(w.dtype(), chunk_rows, kc, wc.data()); LP_EXP_T1;
-          if (LP_EXP_UPCAST2) { LP_EXP_T2; Kernels::Upcast(w.dtype(), chunk_rows, kc, wc.data()); LP_EXP_T3; }
+          Kernels::Upcast(w.dtype(), chunk_rows, kc, wc.data());
           wf = wc.data();
         }
-        const PrefetchRegion next_w =
-            p + 1 < p_end ? w_region(p + 1, c)
-            : c + 1 < sched.chunks() ? w_region(p_begin, c + 1)
-                                     : w_region(p_begin, m0 + row_block < m ? 0 : sched.chunks());
+        PrefetchRegion next_w;
+        if (p + 1 < p_end) {
+          next_w = w_region(p + 1, c);
+        } else if (c + 1 < chunks) {
+          next_w = w_region(p_begin, c + 1);
+        } else if (m0 + row_block < m) {
+          next_w = w_region(p_begin, 0);
+        }
         TileArgs a;
         a.kc = kc;
         a.w = wf;
+        a.stack_stride = slot_stride;
         a.sp = sched.sp(c);
         a.merges = sched.merges(c);
-        a.last = c + 1 == sched.chunks();
+        a.last = c + 1 == chunks;
         a.bias = bias == nullptr ? nullptr : bias + p * nr;
         a.ldy = n;
         a.cols = std::min(n_end, (p + 1) * nr) - p * nr;
-        if (LP_EXP_NOSTACK) { a.sp = 0; a.merges = 0; }
         for (int64_t t = 0; t < tiles; ++t) {
-          if (LP_EXP_PREFETCH) {
           next_w.Slice(t, tiles);
           next_x.Slice((p - p_begin) * tiles + t, np * tiles);
-          }
           a.x = xb.data() + t * mr * kXStride;
-          a.stack = LP_EXP_NOSTACK ? stack.data() : stack.data() + (t * np + (p - p_begin)) * tile_stack;
+          a.stack = stack.data() + (p - p_begin) * panel_stack + t * mr * nr;
           a.y = y + (m0 + t * mr) * n + p * nr;
           Kernels::Tile(static_cast<int>(std::min(mr, block_rows - t * mr)), a);
         }
       }
     }
+  }
+}
+
+template <class Kernels>
+void GemmPanelColumns(const float* x, int64_t m, const PackedWeights& packed,
+                      const float* bias, float* y, int64_t n_begin,
+                      int64_t n_end) {
+  const auto& w = static_cast<const PanelPacked&>(packed);
+  const int64_t p_begin = n_begin / Kernels::kNR;
+  const int64_t p_end = CeilDivI(n_end, Kernels::kNR);
+  const ChunkTreeSchedule sched(CeilDivI(w.k(), kChunk));
+  if (m <= Kernels::kSkinnyMaxRows) {
+    SkinnyColumns<Kernels>(x, m, w, sched, bias, y, n_end, p_begin, p_end);
+    return;
+  }
+  for (int64_t p = p_begin; p < p_end; p += kPanelsPerGroup) {
+    BlockedColumns<Kernels>(x, m, w, sched, bias, y, n_end, p,
+                            std::min(p_end, p + kPanelsPerGroup));
   }
 }
 

@@ -26,7 +26,7 @@
 // function with external linkage compiled with AVX-512 enabled could be the
 // copy the linker keeps for AVX2-only machines. Internal linkage gives each
 // ISA its own copy. Thread safety: PanelPacked is immutable after
-// construction; ChunkTreeSchedule and ScratchArray are per-thread values.
+// construction; ChunkTreeSchedule and AlignedBuffer are plain values.
 #ifndef LAYERPROOF_KERNELS_CPU_INTERNAL_GEMM_PANELS_H_
 #define LAYERPROOF_KERNELS_CPU_INTERNAL_GEMM_PANELS_H_
 
@@ -49,18 +49,19 @@ namespace {  // NOLINT(build/namespaces): see the file comment.
 
 inline int64_t CeilDivI(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// Uninitialised, 64-byte-aligned storage that only grows. Not copyable.
+// Uninitialised, 64-byte-aligned storage that only grows (packed weights and
+// the kernels' scratch). Not copyable.
 // Buffers of 2 MiB or more are 2 MiB aligned and ask Linux for transparent
 // huge pages: the kernels stream weights panel by panel, and with 4 KiB pages
 // every few KiB cost a TLB miss and stop the hardware prefetcher.
 template <typename T>
-class ScratchArray {
+class AlignedBuffer {
  public:
-  ScratchArray() = default;
-  explicit ScratchArray(size_t n) { Reserve(n); }
-  ~ScratchArray() { std::free(data_); }
-  ScratchArray(const ScratchArray&) = delete;
-  ScratchArray& operator=(const ScratchArray&) = delete;
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t n) { Reserve(n); }
+  ~AlignedBuffer() { std::free(data_); }
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
 
   // Makes room for n elements; the contents are lost when it grows.
   void Reserve(size_t n) {
@@ -72,7 +73,7 @@ class ScratchArray {
     data_ = static_cast<T*>(std::aligned_alloc(align, bytes));
     if (data_ == nullptr) throw std::bad_alloc();
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-    if (align == kHuge && !std::getenv("LP_NO_HUGE")) madvise(data_, bytes, MADV_HUGEPAGE);  // a hint only
+    if (align == kHuge) madvise(data_, bytes, MADV_HUGEPAGE);  // a hint only
 #endif
     capacity_ = n;
   }
@@ -139,7 +140,7 @@ class PanelPacked final : public PackedWeights {
   int64_t nr_;
   int64_t panels_;
   int64_t panel_bytes_;
-  ScratchArray<unsigned char> bytes_;
+  AlignedBuffer<unsigned char> bytes_;
 };
 
 // The post-order evaluation of the halving tree over `chunks` leaves (see the
@@ -183,8 +184,8 @@ class ChunkTreeSchedule {
 
   int64_t chunks_;
   int32_t depth_ = 0;
-  ScratchArray<int32_t> sp_;
-  ScratchArray<int32_t> merges_;
+  AlignedBuffer<int32_t> sp_;
+  AlignedBuffer<int32_t> merges_;
 };
 
 }  // namespace

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds the benchmark programs in Release (build-bench/) and runs each one.
+# Arguments go to every benchmark binary, e.g.
+#   scripts/bench.sh --benchmark_repetitions=3
+# Extra CMake options come from LAYERPROOF_BENCH_CMAKE_ARGS, e.g.
+#   LAYERPROOF_BENCH_CMAKE_ARGS=-DLAYERPROOF_CUDA=OFF scripts/bench.sh
+#
+# OpenBLAS (the peer in gemm_bench) honours OPENBLAS_CORETYPE and
+# OPENBLAS_L2_SIZE; some machines set them to pin old, slow kernels, so the
+# benchmarks run with both unset and OpenBLAS picks its own kernels.
+# Numbers are only meaningful on an otherwise idle machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck disable=SC2086  # word splitting of the extra options is wanted
+cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DLAYERPROOF_BUILD_TESTS=OFF ${LAYERPROOF_BENCH_CMAKE_ARGS:-} >/dev/null
+cmake --build build-bench --target gemm_bench
+
+run() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@"; }
+
+run build-bench/bench/gemm_bench "$@"
