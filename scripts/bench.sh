@@ -14,8 +14,9 @@ cd "$(dirname "$0")/.."
 # shellcheck disable=SC2086  # word splitting of the extra options is wanted
 cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DLAYERPROOF_BUILD_TESTS=OFF ${LAYERPROOF_BENCH_CMAKE_ARGS:-} >/dev/null
-cmake --build build-bench --target gemm_bench
+cmake --build build-bench --target gemm_bench ops_bench
 
 run() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@"; }
 
 run build-bench/bench/gemm_bench "$@"
+run build-bench/bench/ops_bench "$@"

@@ -35,7 +35,12 @@ class CpuBackend final : public Backend {
                   const float* bias, float* y) override {
     const int64_t n = w.n();
     const int64_t panels = CeilDiv(n, ops_.gemm_n_align);
-    const int64_t tasks = std::min<int64_t>(panels, 8 * pool_->threads());
+    // Decode (a few rows) is memory-bound: one equal slice per thread avoids
+    // wake-ups and a ragged last task. Prefill is compute-bound: more tasks
+    // than threads even out the load.
+    const int64_t per_thread = m <= 4 ? 1 : 8;
+    const int64_t tasks =
+        std::min<int64_t>(panels, per_thread * pool_->threads());
     const int64_t per_task = CeilDiv(panels, tasks) * ops_.gemm_n_align;
     Run(CeilDiv(n, per_task), [&](int64_t t) {
       ops_.gemm(x, m, w, bias, y, t * per_task,
