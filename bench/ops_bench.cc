@@ -39,7 +39,7 @@
 #include "kernels/backend.h"
 #include "kernels/cpu/internal/exp_avx2.h"
 #include "kernels/cpu/internal/exp_avx512.h"
-#include "kernels/cpu/internal/fp_env.h"
+#include "kernels/fp_env.h"
 #include "kernels/cpu/internal/isa_ops.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/dispatch.h"
@@ -175,7 +175,7 @@ void BM_AttentionDecodeTasks(benchmark::State& state, BackendKind kind,
     a.k = pool.K(layer);
     a.v = pool.V(layer);
     workers.ParallelFor(kHeads / heads_per_task, [&](int64_t t, int worker) {
-      cpu::FpEnvGuard guard;
+      FpEnvGuard guard;
       ops.attention(a, t * heads_per_task, (t + 1) * heads_per_task,
                     scratch[worker].data());
     });
@@ -217,7 +217,7 @@ void BM_AttentionPrefill(benchmark::State& state, BackendKind kind, int threads,
       if (!b->Attention(a).ok()) return state.SkipWithError("Attention failed");
     } else {
       workers.ParallelFor(tasks, [&](int64_t t, int worker) {
-        cpu::FpEnvGuard guard;
+        FpEnvGuard guard;
         ops.attention(a, t * heads_per_task, (t + 1) * heads_per_task,
                       scratch[worker].data());
       });

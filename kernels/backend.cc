@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "kernels/fp_env.h"
+
 namespace layerproof::kernels {
 
 std::string_view BackendName(BackendKind kind) {
@@ -24,8 +26,11 @@ std::string_view BackendName(BackendKind kind) {
 
 namespace {
 
-// Shapes beyond this are rejected before any size arithmetic can overflow.
+// Each dimension, and each matrix's element count, is bounded so that no
+// byte-size or index arithmetic (at most 8 bytes per element) can overflow
+// int64.
 constexpr int64_t kMaxDim = int64_t{1} << 31;
+constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 Status Bad(std::string_view op, std::string_view arg, std::string what) {
   return InvalidArgument(std::string(op) + ": " + std::string(arg) + ": " +
@@ -62,6 +67,11 @@ Status CheckWeights(std::string_view op, std::string_view arg,
   }
   LP_RETURN_IF_ERROR(CheckDim(op, std::string(arg) + ".rows", w.rows));
   LP_RETURN_IF_ERROR(CheckDim(op, std::string(arg) + ".cols", w.cols));
+  if (w.rows * w.cols > kMaxElements) {
+    return Bad(op, arg,
+               std::to_string(w.rows) + "x" + std::to_string(w.cols) +
+                   " elements, want at most " + std::to_string(kMaxElements));
+  }
   return OkStatus();
 }
 
@@ -70,6 +80,7 @@ Status CheckWeights(std::string_view op, std::string_view arg,
 StatusOr<std::unique_ptr<PackedWeights>> Backend::PackWeights(
     const WeightView& w) {
   LP_RETURN_IF_ERROR(CheckWeights("PackWeights", "w", w));
+  FpEnvGuard guard;  // every op runs in the contract FP environment
   return PackWeightsImpl(w);
 }
 
@@ -85,6 +96,7 @@ Status Backend::Gemm(const float* x, int64_t m, const PackedWeights& w,
                "packed for backend " + std::string(BackendName(w.backend())) +
                    ", not " + std::string(name()));
   }
+  FpEnvGuard guard;  // every op runs in the contract FP environment
   return GemmImpl(x, m, w, bias, y);
 }
 
@@ -105,6 +117,7 @@ Status Backend::RmsNorm(const float* x, int64_t rows, int64_t dim,
   if (!(eps >= 0.0f) || eps == INFINITY) {
     return Bad(op, "eps", "got " + std::to_string(eps) + ", want finite >= 0");
   }
+  FpEnvGuard guard;  // every op runs in the contract FP environment
   return RmsNormImpl(x, rows, dim, gamma, eps, y);
 }
 
@@ -132,6 +145,7 @@ Status Backend::Rope(float* x, int64_t rows, int64_t n_heads,
                      std::to_string(table.max_positions));
     }
   }
+  FpEnvGuard guard;  // every op runs in the contract FP environment
   return RopeImpl(x, rows, n_heads, positions, table);
 }
 
@@ -158,6 +172,7 @@ Status Backend::Attention(const AttentionArgs& a) {
                "got " + std::to_string(a.n_kv) + ", want >= q_pos0 + nq = " +
                    std::to_string(a.q_pos0 + a.nq));
   }
+  FpEnvGuard guard;  // every op runs in the contract FP environment
   return AttentionImpl(a);
 }
 
@@ -168,6 +183,7 @@ Status Backend::SwiGlu(const float* gate, const float* up, int64_t n,
   LP_RETURN_IF_ERROR(CheckPtr(op, "up", up));
   LP_RETURN_IF_ERROR(CheckPtr(op, "y", y));
   LP_RETURN_IF_ERROR(CheckDim(op, "n", n));
+  FpEnvGuard guard;  // every op runs in the contract FP environment
   return SwiGluImpl(gate, up, n, y);
 }
 
@@ -177,6 +193,7 @@ Status Backend::Softmax(const float* x, int64_t rows, int64_t n, float* y) {
   LP_RETURN_IF_ERROR(CheckPtr(op, "y", y));
   LP_RETURN_IF_ERROR(CheckDim(op, "rows", rows));
   LP_RETURN_IF_ERROR(CheckDim(op, "n", n));
+  FpEnvGuard guard;  // every op runs in the contract FP environment
   return SoftmaxImpl(x, rows, n, y);
 }
 
@@ -186,6 +203,7 @@ Status Backend::Add(const float* a, const float* b, int64_t n, float* y) {
   LP_RETURN_IF_ERROR(CheckPtr(op, "b", b));
   LP_RETURN_IF_ERROR(CheckPtr(op, "y", y));
   LP_RETURN_IF_ERROR(CheckDim(op, "n", n));
+  FpEnvGuard guard;  // every op runs in the contract FP environment
   return AddImpl(a, b, n, y);
 }
 
@@ -203,6 +221,7 @@ Status Backend::Embedding(const WeightView& table, const int32_t* ids,
                      std::to_string(table.rows));
     }
   }
+  FpEnvGuard guard;  // every op runs in the contract FP environment
   return EmbeddingImpl(table, ids, n_ids, y);
 }
 
@@ -212,6 +231,7 @@ Status Backend::Argmax(const float* x, int64_t rows, int64_t n, int64_t* out) {
   LP_RETURN_IF_ERROR(CheckPtr(op, "out", out));
   LP_RETURN_IF_ERROR(CheckDim(op, "rows", rows));
   LP_RETURN_IF_ERROR(CheckDim(op, "n", n));
+  FpEnvGuard guard;  // every op runs in the contract FP environment
   return ArgmaxImpl(x, rows, n, out);
 }
 

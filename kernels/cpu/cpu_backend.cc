@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_backends.h"
-#include "kernels/cpu/internal/fp_env.h"
+#include "kernels/fp_env.h"
 #include "kernels/cpu/thread_pool.h"
 
 namespace layerproof::kernels::cpu {

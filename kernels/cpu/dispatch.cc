@@ -32,7 +32,9 @@ bool CpuRuns(BackendKind kind) {
 #endif
 #if defined(LAYERPROOF_HAVE_AVX512_BACKEND)
     case BackendKind::kAvx512:
+      // The AVX-512 sources are also built with -mavx2 -mfma -mf16c.
       return __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
              __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") &&
              __builtin_cpu_supports("avx512dq") &&

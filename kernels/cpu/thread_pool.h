@@ -4,7 +4,7 @@
 // computes whole outputs, so which thread runs it, and how many threads there
 // are, never changes a result bit (docs/determinism.md §5).
 // Thread safety: ParallelFor may be called from several threads; calls are
-// serialised. SetThreads must not race with ParallelFor.
+// serialised. Destroying the pool must not race with ParallelFor.
 #ifndef LAYERPROOF_KERNELS_CPU_THREAD_POOL_H_
 #define LAYERPROOF_KERNELS_CPU_THREAD_POOL_H_
 

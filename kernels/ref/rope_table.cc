@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "kernels/fp_env.h"
 #include "kernels/ref/det_math.h"
 
 namespace layerproof::kernels {
@@ -28,6 +29,7 @@ double ScaleLlama3(double inv_freq, const RopeScaling& s) {
 
 StatusOr<std::vector<float>> RopeInverseFrequencies(
     int64_t head_dim, double theta, const RopeScaling& scaling) {
+  FpEnvGuard guard;
   if (head_dim < 2 || head_dim % 2 != 0 || head_dim > 65536) {
     return InvalidArgument("rope head_dim: got " + std::to_string(head_dim) +
                            ", want even, 2..65536");
@@ -61,6 +63,7 @@ StatusOr<std::vector<float>> RopeInverseFrequencies(
 StatusOr<RopeTable> BuildRopeTable(int64_t head_dim, double theta,
                                    int64_t max_positions,
                                    const RopeScaling& scaling) {
+  FpEnvGuard guard;
   if (max_positions < 1 || max_positions > (int64_t{1} << 20)) {
     return InvalidArgument("rope max_positions: got " +
                            std::to_string(max_positions) + ", want 1..1048576");

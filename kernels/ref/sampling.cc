@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/fp_env.h"
 #include "kernels/philox.h"
 #include "kernels/ref/ref_ops.h"
 
@@ -30,6 +31,7 @@ Status ValidateSamplingParams(const SamplingParams& p) {
 
 StatusOr<int32_t> SampleToken(const float* logits, int64_t vocab,
                               const SamplingParams& params, uint64_t position) {
+  FpEnvGuard guard;
   LP_RETURN_IF_ERROR(ValidateSamplingParams(params));
   if (logits == nullptr || vocab < 1 || vocab > (int64_t{1} << 31) - 1) {
     return InvalidArgument("sampling logits: null or vocab " +

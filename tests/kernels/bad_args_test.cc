@@ -56,6 +56,10 @@ TEST_P(BadArgsTest, PackWeights) {
   EXPECT_THAT(s3.status().message(), HasSubstr("unknown dtype 9"));
   auto s4 = B()->PackWeights({w.data(), DType::kF32, 3, int64_t{1} << 40});
   EXPECT_THAT(s4.status().message(), HasSubstr("w.cols: got 1099511627776"));
+  // Each dimension is fine, but the element count would overflow byte sizes.
+  auto s5 = B()->PackWeights(
+      {w.data(), DType::kF32, int64_t{1} << 21, int64_t{1} << 21});
+  EXPECT_THAT(s5.status().message(), HasSubstr("elements, want at most"));
 }
 
 TEST_P(BadArgsTest, NormRopeAttention) {

@@ -3,6 +3,10 @@
 // (docs/determinism.md §5). Runs on every backend, ref included.
 #include <gtest/gtest.h>
 
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
 #include <random>
 #include <vector>
 
@@ -152,6 +156,85 @@ TEST_P(InvarianceTest, UnalignedBuffersGiveTheSameBits) {
   ASSERT_TRUE(B()->Softmax(a.data(), 1, a.size(), sw.data()).ok());
   ASSERT_TRUE(B()->Softmax(as.data() + 1, 1, a.size(), outs.data() + 1).ok());
   EXPECT_TRUE(BitsEqual(sw.data(), outs.data() + 1, a.size()));
+}
+
+// Sets flush-to-zero and denormals-are-zero for the calling thread, as a
+// library built with -ffast-math does for a whole process.
+class CallerFlushToZero {
+ public:
+  CallerFlushToZero() {
+#if defined(__x86_64__)
+    saved_ = _mm_getcsr();
+    _mm_setcsr(saved_ | 0x8040u);
+#elif defined(__aarch64__)
+    __asm__ volatile("mrs %0, fpcr" : "=r"(saved_));
+    const uint64_t ftz = saved_ | (uint64_t{1} << 24);
+    __asm__ volatile("msr fpcr, %0" : : "r"(ftz));
+#endif
+  }
+  ~CallerFlushToZero() {
+#if defined(__x86_64__)
+    _mm_setcsr(static_cast<uint32_t>(saved_));
+#elif defined(__aarch64__)
+    __asm__ volatile("msr fpcr, %0" : : "r"(saved_));
+#endif
+  }
+
+ private:
+  uint64_t saved_ = 0;
+};
+
+TEST_P(InvarianceTest, CallerFlushToZeroDoesNotChangeBits) {
+  // Inputs whose results are subnormal: FTZ/DAZ would flush them.
+  const int64_t n = 333, k = 300;
+  auto a = RandomFloats(rng_, n, 1e-38f, 0.05);
+  auto x = RandomFloats(rng_, 2 * k, 1e-20f, 0.05);
+  const auto w =
+      MakeTestWeights(RandomFloats(rng_, n * k, 1e-19f), n, k, DType::kF32);
+  auto pw = B()->PackWeights(w.view);
+  ASSERT_TRUE(pw.ok());
+  auto run = [&] {
+    std::vector<float> out(n), y(2 * n), sm(n);
+    EXPECT_TRUE(B()->Add(a.data(), a.data(), n, out.data()).ok());
+    EXPECT_TRUE(B()->Gemm(x.data(), 2, **pw, nullptr, y.data()).ok());
+    std::vector<float> logits = RandomFloats(rng_, n, 100.0f);
+    EXPECT_TRUE(B()->Softmax(logits.data(), 1, n, sm.data()).ok());
+    out.insert(out.end(), y.begin(), y.end());
+    out.insert(out.end(), sm.begin(), sm.end());
+    return out;
+  };
+  const uint64_t seed = rng_();
+  rng_.seed(seed);
+  const std::vector<float> want = run();
+  int subnormal = 0;
+  for (float v : want) subnormal += std::fpclassify(v) == FP_SUBNORMAL;
+  ASSERT_GT(subnormal, 10) << "the inputs must produce subnormal results";
+  rng_.seed(seed);
+  std::vector<float> got;
+  {
+    CallerFlushToZero ftz;
+    got = run();
+  }
+  EXPECT_TRUE(BitsEqual(want, got));
+}
+
+TEST_P(InvarianceTest, DecodeAttentionThreadCountDoesNotChangeBits) {
+  // One query row: the CPU backend splits the row's KV groups over threads.
+  const int64_t n_kv = 700, heads = 32, kv_heads = 8, hd = 64;
+  const auto q = RandomFloats(rng_, heads * hd, 2.0f);
+  const auto k = RandomFloats(rng_, n_kv * kv_heads * hd, 2.0f);
+  const auto v = RandomFloats(rng_, n_kv * kv_heads * hd, 2.0f);
+  auto run = [&](int threads) {
+    B()->SetThreads(threads);
+    std::vector<float> out(heads * hd);
+    AttentionArgs a{q.data(), k.data(), v.data(), out.data(), 1,
+                    n_kv - 1, n_kv,     heads,    kv_heads,   hd};
+    EXPECT_TRUE(B()->Attention(a).ok());
+    return out;
+  };
+  const std::vector<float> one = run(1);
+  EXPECT_TRUE(BitsEqual(one, run(2))) << "2 threads";
+  EXPECT_TRUE(BitsEqual(one, run(7))) << "7 threads";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, InvarianceTest,

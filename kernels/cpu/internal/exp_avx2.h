@@ -25,7 +25,9 @@
 
 namespace layerproof::kernels::cpu {
 
-__attribute__((target("avx2,fma"))) inline __m256 ExpF8(__m256 x) {
+// static: each including translation unit keeps its own copy, compiled with
+// that unit's flags, so no AVX-512 build of it can be shared (docs/kernels.md).
+__attribute__((target("avx2,fma"))) static inline __m256 ExpF8(__m256 x) {
   // Constants: the same values as kernels/ref/det_math.cc.
   const __m256 min_arg = _mm256_set1_ps(-104.0f);
   const __m256 max_arg = _mm256_set1_ps(89.0f);

@@ -25,7 +25,8 @@
 
 namespace layerproof::kernels::cpu {
 
-__attribute__((target("avx512f"))) inline __m512 ExpF16(__m512 x) {
+// static: each including translation unit keeps its own copy (docs/kernels.md).
+__attribute__((target("avx512f"))) static inline __m512 ExpF16(__m512 x) {
   // Constants: the same values as kernels/ref/det_math.cc.
   const __m512 min_arg = _mm512_set1_ps(-104.0f);
   const __m512 max_arg = _mm512_set1_ps(89.0f);

@@ -1,11 +1,13 @@
 // Pins the floating-point environment the determinism contract assumes
-// (docs/determinism.md §1) for the duration of a CPU kernel call:
+// (docs/determinism.md §1) for the duration of a kernel call on the host —
+// every public Backend op, every CPU worker task, sampling and table
+// building:
 // round-to-nearest-even, no flush-to-zero, no denormals-are-zero. A host
 // library built with -ffast-math can set FTZ/DAZ for the whole process; this
 // guard makes every CPU backend immune to that, at the cost of two register
 // writes per op. Thread safety: per-thread state only.
-#ifndef LAYERPROOF_KERNELS_CPU_INTERNAL_FP_ENV_H_
-#define LAYERPROOF_KERNELS_CPU_INTERNAL_FP_ENV_H_
+#ifndef LAYERPROOF_KERNELS_FP_ENV_H_
+#define LAYERPROOF_KERNELS_FP_ENV_H_
 
 #include <cstdint>
 
@@ -13,7 +15,7 @@
 #include <xmmintrin.h>
 #endif
 
-namespace layerproof::kernels::cpu {
+namespace layerproof::kernels {
 
 class FpEnvGuard {
  public:
@@ -48,6 +50,6 @@ class FpEnvGuard {
   uint64_t saved_ = 0;
 };
 
-}  // namespace layerproof::kernels::cpu
+}  // namespace layerproof::kernels
 
-#endif  // LAYERPROOF_KERNELS_CPU_INTERNAL_FP_ENV_H_
+#endif  // LAYERPROOF_KERNELS_FP_ENV_H_
