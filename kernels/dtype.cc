@@ -42,4 +42,19 @@ uint16_t FloatToF16(float f) {
   return sign | uint16_t(rounded);
 }
 
+std::vector<unsigned char> EncodeWeights(const std::vector<float>& values,
+                                         DType t) {
+  std::vector<unsigned char> bytes(values.size() * DTypeSize(t));
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (t == DType::kF32) {
+      std::memcpy(&bytes[4 * i], &values[i], 4);
+    } else {
+      const uint16_t h =
+          t == DType::kBF16 ? FloatToBf16(values[i]) : FloatToF16(values[i]);
+      std::memcpy(&bytes[2 * i], &h, 2);
+    }
+  }
+  return bytes;
+}
+
 }  // namespace layerproof::kernels

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 namespace layerproof::kernels {
 
@@ -68,6 +69,11 @@ inline float F16ToFloat(uint16_t h) {
 // synthesis; NaN maps to a quiet NaN.
 uint16_t FloatToBf16(float f);
 uint16_t FloatToF16(float f);
+
+// Stores fp32 values in a weight format (round-to-nearest-even for bf16 and
+// fp16), little-endian: for tests, golden inputs and model synthesis.
+std::vector<unsigned char> EncodeWeights(const std::vector<float>& values,
+                                         DType t);
 
 // Reads element i of a row stored as dtype t, widened to fp32 exactly.
 // `data` needs no alignment.

@@ -47,19 +47,9 @@ struct StoredWeights {
 
 StoredWeights MakeWeights(uint32_t stream, int64_t rows, int64_t cols,
                           DType dtype, float scale, bool specials) {
-  const std::vector<float> f =
-      GoldenFloats(stream, rows * cols, scale, specials);
   StoredWeights w;
-  w.bytes.resize(f.size() * DTypeSize(dtype));
-  for (size_t i = 0; i < f.size(); ++i) {
-    if (dtype == DType::kF32) {
-      std::memcpy(&w.bytes[4 * i], &f[i], 4);
-    } else {
-      const uint16_t h =
-          dtype == DType::kBF16 ? FloatToBf16(f[i]) : FloatToF16(f[i]);
-      std::memcpy(&w.bytes[2 * i], &h, 2);
-    }
-  }
+  w.bytes =
+      EncodeWeights(GoldenFloats(stream, rows * cols, scale, specials), dtype);
   w.view = {w.bytes.data(), dtype, rows, cols};
   return w;
 }
@@ -84,10 +74,11 @@ CaseFn GemmCase(uint32_t seed, int64_t m, int64_t k, int64_t n, DType dtype,
   };
 }
 
-CaseFn RmsNormCase(uint32_t seed, int64_t rows, int64_t dim, bool specials) {
+CaseFn RmsNormCase(uint32_t seed, int64_t rows, int64_t dim, bool specials,
+                   DType gamma_dtype = DType::kBF16) {
   return [=](Backend& b) -> StatusOr<std::string> {
     const std::vector<float> x = GoldenFloats(seed, rows * dim, 3.0f, specials);
-    StoredWeights g = MakeWeights(seed + 1, 1, dim, DType::kBF16, 1.5f, false);
+    StoredWeights g = MakeWeights(seed + 1, 1, dim, gamma_dtype, 1.5f, false);
     std::vector<float> y(rows * dim);
     LP_RETURN_IF_ERROR(b.RmsNorm(x.data(), rows, dim, g.view, 1e-5f, y.data()));
     return HashFloats(y);
@@ -229,8 +220,15 @@ const std::vector<Case>& Cases() {
        GemmCase(13, 4, 513, 21, DType::kBF16, true, true)},
       {"gemm_f16_specials_m2_k64_n9",
        GemmCase(16, 2, 64, 9, DType::kF16, false, true)},
+      // Several 14-row AVX-512 tiles, several panels, a chunk tail.
+      {"gemm_bf16_m40_k600_n70_bias",
+       GemmCase(17, 40, 600, 70, DType::kBF16, true, false)},
+      {"gemm_f32_specials_m17_k257_n33",
+       GemmCase(18, 17, 257, 33, DType::kF32, false, true)},
       {"rmsnorm_r3_d4096", RmsNormCase(20, 3, 4096, false)},
       {"rmsnorm_specials_r4_d100", RmsNormCase(23, 4, 100, true)},
+      {"rmsnorm_f16_gamma_r2_d333", RmsNormCase(26, 2, 333, true, DType::kF16)},
+      {"rmsnorm_f32_gamma_r2_d77", RmsNormCase(29, 2, 77, false, DType::kF32)},
       {"rope_hd64_theta1e4", RopeCase(30, 64, 10000.0, RopeScaling{}, false)},
       {"rope_llama3_hd128_specials",
        RopeCase(33, 128, 500000.0, Llama3Scaling(), true)},
@@ -245,6 +243,7 @@ const std::vector<Case>& Cases() {
       {"add_specials_n1000", ElementwiseCase(56, 1000, "add")},
       {"embedding_bf16", EmbeddingCase(60, DType::kBF16)},
       {"embedding_f16", EmbeddingCase(63, DType::kF16)},
+      {"embedding_f32", EmbeddingCase(66, DType::kF32)},
       {"argmax_ties_nan_r6_n333", ArgmaxCase},
       {"sampling_host", SamplingCase},
       {"det_expf_sweep_host", ExpFCase},

@@ -8,6 +8,7 @@
 #endif
 
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "kernels/cpu/thread_pool.h"
@@ -235,6 +236,38 @@ TEST_P(InvarianceTest, DecodeAttentionThreadCountDoesNotChangeBits) {
   const std::vector<float> one = run(1);
   EXPECT_TRUE(BitsEqual(one, run(2))) << "2 threads";
   EXPECT_TRUE(BitsEqual(one, run(7))) << "7 threads";
+}
+
+TEST_P(InvarianceTest, ConcurrentCallersGetTheSameBits) {
+  // backend.h allows concurrent ops on one Backend.
+  const int64_t m = 3, k = 900, n = 100, T = 300, heads = 4, kv = 2, hd = 32;
+  const auto x = RandomFloats(rng_, m * k, 2.0f);
+  const auto w =
+      MakeTestWeights(RandomFloats(rng_, n * k, 0.1f), n, k, DType::kBF16);
+  const auto q = RandomFloats(rng_, heads * hd, 2.0f);
+  const auto kc = RandomFloats(rng_, T * kv * hd, 2.0f);
+  const auto vc = RandomFloats(rng_, T * kv * hd, 2.0f);
+  auto pw = B()->PackWeights(w.view);
+  ASSERT_TRUE(pw.ok());
+  auto run = [&] {
+    std::vector<float> y(m * n), att(heads * hd);
+    EXPECT_TRUE(B()->Gemm(x.data(), m, **pw, nullptr, y.data()).ok());
+    AttentionArgs a{q.data(), kc.data(), vc.data(), att.data(), 1,
+                    T - 1,    T,         heads,     kv,         hd};
+    EXPECT_TRUE(B()->Attention(a).ok());
+    y.insert(y.end(), att.begin(), att.end());
+    return y;
+  };
+  const std::vector<float> want = run();
+  std::vector<std::vector<float>> got(4);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&, c] {
+      for (int rep = 0; rep < 5; ++rep) got[c] = run();
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  for (int c = 0; c < 4; ++c) EXPECT_TRUE(BitsEqual(want, got[c])) << c;
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, InvarianceTest,

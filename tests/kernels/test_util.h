@@ -50,16 +50,7 @@ struct TestWeights {
 inline TestWeights MakeTestWeights(const std::vector<float>& f, int64_t rows,
                                    int64_t cols, DType dtype) {
   TestWeights w;
-  w.bytes.resize(f.size() * DTypeSize(dtype));
-  for (size_t i = 0; i < f.size(); ++i) {
-    if (dtype == DType::kF32) {
-      std::memcpy(&w.bytes[4 * i], &f[i], 4);
-    } else {
-      const uint16_t h =
-          dtype == DType::kBF16 ? FloatToBf16(f[i]) : FloatToF16(f[i]);
-      std::memcpy(&w.bytes[2 * i], &h, 2);
-    }
-  }
+  w.bytes = EncodeWeights(f, dtype);
   w.view = {w.bytes.data(), dtype, rows, cols};
   return w;
 }
