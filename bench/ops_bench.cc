@@ -39,10 +39,10 @@
 #include "kernels/backend.h"
 #include "kernels/cpu/internal/exp_avx2.h"
 #include "kernels/cpu/internal/exp_avx512.h"
-#include "kernels/fp_env.h"
 #include "kernels/cpu/internal/isa_ops.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/dispatch.h"
+#include "kernels/fp_env.h"
 #include "kernels/ref/det_math.h"
 
 namespace layerproof::kernels {

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_backends.h"
-#include "kernels/fp_env.h"
 #include "kernels/cpu/thread_pool.h"
+#include "kernels/fp_env.h"
 
 namespace layerproof::kernels::cpu {
 namespace {
