@@ -3,8 +3,15 @@
 // AVX2 (Avx2OpsIsa) by simd_ops_table.h, plus the avx2 GEMM. Every entry is
 // bit-identical to kernels/ref; see kernels/cpu/internal/isa_ops.h.
 #include "kernels/cpu/internal/avx2_gemm.h"
-#include "kernels/cpu/internal/avx2_ops_isa.h"
 #include "kernels/cpu/internal/isa_ops.h"
+#include "kernels/cpu/internal/isa_prelude.h"
+
+// The AVX2 region: only code defined below is compiled for AVX2.
+// clang-format off
+#include "kernels/cpu/internal/avx2_target_begin.h"
+// clang-format on
+
+#include "kernels/cpu/internal/avx2_ops_isa.h"
 #include "kernels/cpu/internal/simd_ops_table.h"
 
 namespace layerproof::kernels::cpu {
@@ -16,3 +23,5 @@ const IsaOps& Avx2Ops() {
 }
 
 }  // namespace layerproof::kernels::cpu
+
+#include "kernels/cpu/internal/isa_target_end.h"

@@ -1,12 +1,14 @@
-// The AVX-512 fused-upcast GEMM/GEMV (docs/determinism.md §3.1, chunk-tree
-// order): the ISA-generic micro-kernels of gemm_kernels.h instantiated for
-// Avx512GemmIsa (panels of 32 columns, two zmm of outputs per row), run by
-// the loop nest of gemm_blocking.h over the packing of gemm_panels.h. Each
-// output's chunk partial is one fma chain over ascending k from +0, exactly
-// as kernels/ref.
+
 #include "kernels/cpu/internal/avx512_gemm.h"
 
 #include <memory>
+
+#include "kernels/cpu/internal/isa_prelude.h"
+
+// The AVX-512 region: only code defined below is compiled for AVX-512.
+// clang-format off
+#include "kernels/cpu/internal/avx512_target_begin.h"
+// clang-format on
 
 #include "kernels/cpu/internal/avx512_gemm_isa.h"
 #include "kernels/cpu/internal/gemm_blocking.h"
@@ -29,3 +31,5 @@ void Avx512Gemm(const float* x, int64_t m, const PackedWeights& w,
 }
 
 }  // namespace layerproof::kernels::cpu
+
+#include "kernels/cpu/internal/isa_target_end.h"

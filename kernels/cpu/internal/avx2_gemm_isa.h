@@ -15,11 +15,8 @@
 #ifndef LAYERPROOF_KERNELS_CPU_INTERNAL_AVX2_GEMM_ISA_H_
 #define LAYERPROOF_KERNELS_CPU_INTERNAL_AVX2_GEMM_ISA_H_
 
-#if !defined(__AVX2__) || !defined(__FMA__) || !defined(__F16C__)
-#error "avx2_gemm_isa.h needs the AVX2 flags (LP_AVX2_SRCS)"
-#endif
-#if defined(__AVX512F__)
-#error "avx2_gemm_isa.h must not be compiled with AVX-512 flags"
+#if !defined(LAYERPROOF_TARGET_AVX2)
+#error "avx2_gemm_isa.h belongs after avx2_target_begin.h in an ISA .cc"
 #endif
 
 #include <immintrin.h>

@@ -15,8 +15,8 @@
 #ifndef LAYERPROOF_KERNELS_CPU_INTERNAL_AVX512_GEMM_ISA_H_
 #define LAYERPROOF_KERNELS_CPU_INTERNAL_AVX512_GEMM_ISA_H_
 
-#if !defined(__AVX512F__) || !defined(__AVX512BW__) || !defined(__AVX512DQ__)
-#error "avx512_gemm_isa.h needs the AVX-512 flags (LP_AVX512_SRCS)"
+#if !defined(LAYERPROOF_TARGET_AVX512)
+#error "avx512_gemm_isa.h belongs after avx512_target_begin.h in an ISA .cc"
 #endif
 
 // GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized on their own
