@@ -9,8 +9,8 @@
 // kernels, which keep one output column per lane and one fma chain per output
 // over ascending k, stay bit-identical to kernels/ref.
 //
-// ISA: include only from translation units compiled with the AVX2 flags of
-// kernels/cpu/CMakeLists.txt (LP_AVX2_SRCS). Unnamed namespace for the reason
+// ISA: include only inside the AVX2 region of an ISA .cc (after
+// avx2_target_begin.h, see isa_prelude.h). Unnamed namespace for the reason
 // given in gemm_panels.h. Thread safety: pure functions.
 #ifndef LAYERPROOF_KERNELS_CPU_INTERNAL_AVX2_GEMM_ISA_H_
 #define LAYERPROOF_KERNELS_CPU_INTERNAL_AVX2_GEMM_ISA_H_

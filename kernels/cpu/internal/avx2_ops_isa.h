@@ -8,8 +8,8 @@
 // butterfly of docs/determinism.md §3.2 (offsets 4, 2, 1); the offsets 16 and
 // 8 are vector adds of the four Lane32 accumulators.
 //
-// ISA: include only from translation units compiled with the AVX2 flags of
-// kernels/cpu/CMakeLists.txt (LP_AVX2_SRCS); the inline members are not
+// ISA: include only inside the AVX2 region of an ISA .cc (after
+// avx2_target_begin.h, see isa_prelude.h); the inline members are not
 // templates, so another ISA's TU must never see them (one definition rule).
 // Thread safety: pure functions.
 #ifndef LAYERPROOF_KERNELS_CPU_INTERNAL_AVX2_OPS_ISA_H_

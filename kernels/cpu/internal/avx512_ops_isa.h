@@ -7,8 +7,8 @@
 // bit-identical to kernels/ref. Fold() is the in-register tail of the Lane32
 // butterfly of docs/determinism.md §3.2 (offsets 8, 4, 2, 1).
 //
-// ISA: include only from translation units compiled with the AVX-512 flags
-// of kernels/cpu/CMakeLists.txt (LP_AVX512_SRCS); the inline members are not
+// ISA: include only inside the AVX-512 region of an ISA .cc (after
+// avx512_target_begin.h, see isa_prelude.h); the inline members are not
 // templates, so another ISA's TU must never see them (one definition rule).
 // Thread safety: pure functions.
 #ifndef LAYERPROOF_KERNELS_CPU_INTERNAL_AVX512_OPS_ISA_H_

@@ -11,9 +11,9 @@
 //
 // ISA: the function carries __attribute__((target("avx2,fma"))), so this
 // header may be included by any x86-64 translation unit; callers must
-// either be compiled with -mavx2 -mfma (as the AVX2 kernels are) or carry the
-// same target attribute, and must only run after a CPUID check.
-// Thread safety: pure function.
+// either be compiled with AVX2+FMA (as the AVX2 kernels are, under #pragma GCC
+// target) or carry the same target attribute, and must only run after a CPUID
+// check. Thread safety: pure function.
 #ifndef LAYERPROOF_KERNELS_CPU_INTERNAL_EXP_AVX2_H_
 #define LAYERPROOF_KERNELS_CPU_INTERNAL_EXP_AVX2_H_
 

@@ -11,9 +11,9 @@
 //
 // ISA: the function carries __attribute__((target("avx512f"))), so this
 // header may be included by any x86-64 translation unit; callers must
-// either be compiled with -mavx512f (as the AVX-512 kernels are) or carry
-// the same target attribute, and must only run after a CPUID check.
-// Thread safety: pure function.
+// either be compiled for AVX-512 (as the AVX-512 kernels are, under
+// #pragma GCC target) or carry the same target attribute, and must only run
+// after a CPUID check. Thread safety: pure function.
 #ifndef LAYERPROOF_KERNELS_CPU_INTERNAL_EXP_AVX512_H_
 #define LAYERPROOF_KERNELS_CPU_INTERNAL_EXP_AVX512_H_
 
