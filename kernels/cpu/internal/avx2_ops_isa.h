@@ -19,7 +19,7 @@
 #error "avx2_ops_isa.h belongs after avx2_target_begin.h in an ISA .cc"
 #endif
 
-#include <immintrin.h>
+// <immintrin.h> comes from isa_prelude.h.
 
 #include <cstdint>
 #include <cstring>

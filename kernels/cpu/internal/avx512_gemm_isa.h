@@ -19,17 +19,8 @@
 #error "avx512_gemm_isa.h belongs after avx512_target_begin.h in an ISA .cc"
 #endif
 
-// GCC 12's AVX-512 intrinsics trip -Wmaybe-uninitialized on their own
-// _mm512_undefined_* (GCC PR 105593, fixed in 12.3).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+// <immintrin.h> comes from isa_prelude.h, with GCC 12's false warnings
+// silenced there.
 
 #include <cstdint>
 

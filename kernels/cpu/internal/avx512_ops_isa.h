@@ -18,19 +18,8 @@
 #error "avx512_ops_isa.h belongs after avx512_target_begin.h in an ISA .cc"
 #endif
 
-// GCC 12's AVX-512 intrinsics build some results from a self-initialised
-// _mm512_undefined_*() and trip -Wuninitialized (GCC PR 105593, fixed in
-// 13) wherever they are inlined; the warnings point into the intrinsic
-// headers, so they are silenced for those headers only.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+// <immintrin.h> comes from isa_prelude.h, with GCC 12's false warnings
+// silenced there.
 
 #include <cstdint>
 
