@@ -22,7 +22,7 @@ class CrossBackendTest : public ::testing::TestWithParam<BackendKind> {
   Backend* Fast() { return *GetBackend(GetParam()); }
   std::mt19937_64 rng_{static_cast<uint64_t>(GetParam()) * 7919 + 1};
 
-  // Random Gemm of the given shape on both backends; false on mismatch.
+  // Random Gemm of the given shape on both backends; a failure on mismatch.
   void CheckGemm(int64_t m, int64_t k, int64_t n, DType dtype, bool bias,
                  double special_rate) {
     SCOPED_TRACE("m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" +
@@ -33,14 +33,8 @@ class CrossBackendTest : public ::testing::TestWithParam<BackendKind> {
     const auto w = MakeTestWeights(
         RandomFloats(rng_, n * k, 0.1f, special_rate), n, k, dtype);
     const auto b = RandomFloats(rng_, n, 1.0f, special_rate);
-    auto ref_w = Ref()->PackWeights(w.view);
-    auto fast_w = Fast()->PackWeights(w.view);
-    ASSERT_TRUE(ref_w.ok() && fast_w.ok());
-    std::vector<float> want(m * n), got(m * n, 7.0f);
-    const float* bp = bias ? b.data() : nullptr;
-    ASSERT_TRUE(Ref()->Gemm(x.data(), m, **ref_w, bp, want.data()).ok());
-    ASSERT_TRUE(Fast()->Gemm(x.data(), m, **fast_w, bp, got.data()).ok());
-    EXPECT_TRUE(BitsEqual(want, got));
+    EXPECT_TRUE(testing::GemmMatchesRef(*Fast(), x, m, w.view,
+                                        bias ? b.data() : nullptr));
   }
 };
 
@@ -90,12 +84,8 @@ TEST_P(CrossBackendTest, GemmNearOverflow) {
     const auto x = RandomFloats(rng_, m * k, 1e19f);
     const auto w =
         MakeTestWeights(RandomFloats(rng_, n * k, 1e19f), n, k, DType::kF32);
-    auto rw = Ref()->PackWeights(w.view);
-    auto fw = Fast()->PackWeights(w.view);
-    std::vector<float> want(m * n), got(m * n);
-    ASSERT_TRUE(Ref()->Gemm(x.data(), m, **rw, nullptr, want.data()).ok());
-    ASSERT_TRUE(Fast()->Gemm(x.data(), m, **fw, nullptr, got.data()).ok());
-    ASSERT_TRUE(BitsEqual(want, got)) << "m=" << m << " k=" << k << " n=" << n;
+    ASSERT_TRUE(testing::GemmMatchesRef(*Fast(), x, m, w.view, nullptr))
+        << "m=" << m << " k=" << k << " n=" << n;
   }
 }
 

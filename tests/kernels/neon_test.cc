@@ -55,14 +55,7 @@ class NeonTest : public ::testing::TestWithParam<int> {
 
   void CompareGemm(const std::vector<float>& x, int64_t m, const WeightView& w,
                    const float* bias) {
-    auto ref_w = Ref()->PackWeights(w);
-    auto neon_w = neon_->PackWeights(w);
-    ASSERT_TRUE(ref_w.ok() && neon_w.ok());
-    EXPECT_EQ((*neon_w)->backend(), BackendKind::kNeon);
-    std::vector<float> want(m * w.rows), got(m * w.rows, 7.0f);
-    ASSERT_TRUE(Ref()->Gemm(x.data(), m, **ref_w, bias, want.data()).ok());
-    ASSERT_TRUE(neon_->Gemm(x.data(), m, **neon_w, bias, got.data()).ok());
-    EXPECT_TRUE(BitsEqual(want, got));
+    EXPECT_TRUE(testing::GemmMatchesRef(*neon_, x, m, w, bias));
   }
 
   std::unique_ptr<Backend> neon_;

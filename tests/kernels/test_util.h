@@ -83,6 +83,34 @@ inline ::testing::AssertionResult BitsEqual(const std::vector<float>& want,
 
 inline Backend* Ref() { return *GetBackend(BackendKind::kRef); }
 
+// Packs w for ref and for `fast`, runs Gemm on both and compares every output
+// bit. Fails on any error, on weights packed for the wrong backend, or on the
+// first differing element.
+inline ::testing::AssertionResult GemmMatchesRef(Backend& fast,
+                                                 const std::vector<float>& x,
+                                                 int64_t m, const WeightView& w,
+                                                 const float* bias) {
+  auto ref_w = Ref()->PackWeights(w);
+  auto fast_w = fast.PackWeights(w);
+  if (!ref_w.ok() || !fast_w.ok()) {
+    return ::testing::AssertionFailure()
+           << "PackWeights: ref " << ref_w.status().ToString() << ", "
+           << fast.name() << " " << fast_w.status().ToString();
+  }
+  if ((*fast_w)->backend() != fast.kind()) {
+    return ::testing::AssertionFailure()
+           << "weights packed for the wrong backend";
+  }
+  std::vector<float> want(m * w.rows), got(m * w.rows, 7.0f);
+  const Status r = Ref()->Gemm(x.data(), m, **ref_w, bias, want.data());
+  const Status f = fast.Gemm(x.data(), m, **fast_w, bias, got.data());
+  if (!r.ok() || !f.ok()) {
+    return ::testing::AssertionFailure() << "Gemm: ref " << r.ToString() << ", "
+                                         << fast.name() << " " << f.ToString();
+  }
+  return BitsEqual(want, got);
+}
+
 // Every backend this build has and this machine runs, other than ref.
 inline std::vector<BackendKind> FastBackends() {
   std::vector<BackendKind> out;
