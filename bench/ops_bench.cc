@@ -290,47 +290,39 @@ __attribute__((target("avx2,fma"))) void ExpLoop8(const float* x, float* y,
   }
 }
 
-void BM_ExpF16(benchmark::State& state) {
-  if (!__builtin_cpu_supports("avx512f"))
-    return state.SkipWithError("no avx512f");
+// Times `loop(x, y)` over the shared exp inputs; items are elements.
+template <typename Loop>
+void TimeExp(benchmark::State& state, Loop loop) {
   auto x = ExpInputs();
   std::vector<float> y(kExpN);
   for (auto _ : state) {
-    ExpLoop16(x.get(), y.data(), kExpN);
+    loop(x.get(), y.data());
     benchmark::DoNotOptimize(y.data());
   }
   state.SetItemsProcessed(state.iterations() * kExpN);
+}
+
+void BM_ExpF16(benchmark::State& state) {
+  if (!__builtin_cpu_supports("avx512f"))
+    return state.SkipWithError("no avx512f");
+  TimeExp(state, [&](const float* x, float* y) { ExpLoop16(x, y, kExpN); });
 }
 
 void BM_ExpF8(benchmark::State& state) {
   if (!__builtin_cpu_supports("avx2")) return state.SkipWithError("no avx2");
-  auto x = ExpInputs();
-  std::vector<float> y(kExpN);
-  for (auto _ : state) {
-    ExpLoop8(x.get(), y.data(), kExpN);
-    benchmark::DoNotOptimize(y.data());
-  }
-  state.SetItemsProcessed(state.iterations() * kExpN);
+  TimeExp(state, [&](const float* x, float* y) { ExpLoop8(x, y, kExpN); });
 }
 
 void BM_DetExpScalar(benchmark::State& state) {
-  auto x = ExpInputs();
-  std::vector<float> y(kExpN);
-  for (auto _ : state) {
+  TimeExp(state, [&](const float* x, float* y) {
     for (int64_t i = 0; i < kExpN; ++i) y[i] = detmath::ExpF(x[i]);
-    benchmark::DoNotOptimize(y.data());
-  }
-  state.SetItemsProcessed(state.iterations() * kExpN);
+  });
 }
 
 void BM_GlibcExpf(benchmark::State& state) {
-  auto x = ExpInputs();
-  std::vector<float> y(kExpN);
-  for (auto _ : state) {
+  TimeExp(state, [&](const float* x, float* y) {
     for (int64_t i = 0; i < kExpN; ++i) y[i] = std::exp(x[i]);
-    benchmark::DoNotOptimize(y.data());
-  }
-  state.SetItemsProcessed(state.iterations() * kExpN);
+  });
 }
 
 // glibc's vector expf (libmvec), found at run time: the function GCC calls
@@ -367,13 +359,8 @@ void BM_LibmvecExpf16(benchmark::State& state) {
   if (f == nullptr || !__builtin_cpu_supports("avx512f")) {
     return state.SkipWithError("libmvec avx512 expf unavailable");
   }
-  auto x = ExpInputs();
-  std::vector<float> y(kExpN);
-  for (auto _ : state) {
-    LibmvecLoop16(f, x.get(), y.data(), kExpN);
-    benchmark::DoNotOptimize(y.data());
-  }
-  state.SetItemsProcessed(state.iterations() * kExpN);
+  TimeExp(state,
+          [&](const float* x, float* y) { LibmvecLoop16(f, x, y, kExpN); });
 }
 
 void BM_LibmvecExpf8(benchmark::State& state) {
@@ -381,13 +368,8 @@ void BM_LibmvecExpf8(benchmark::State& state) {
   if (f == nullptr || !__builtin_cpu_supports("avx2")) {
     return state.SkipWithError("libmvec avx2 expf unavailable");
   }
-  auto x = ExpInputs();
-  std::vector<float> y(kExpN);
-  for (auto _ : state) {
-    LibmvecLoop8(f, x.get(), y.data(), kExpN);
-    benchmark::DoNotOptimize(y.data());
-  }
-  state.SetItemsProcessed(state.iterations() * kExpN);
+  TimeExp(state,
+          [&](const float* x, float* y) { LibmvecLoop8(f, x, y, kExpN); });
 }
 
 // ------------------------------------------------ ops vs the ref backend ---
