@@ -77,10 +77,10 @@ class CpuBackend final : public Backend {
         std::min<int64_t>(a.n_kv_heads, CeilDiv(pool_->threads(), a.nq));
     const int64_t heads_per_task = CeilDiv(a.n_kv_heads, parts) * group;
     const int64_t per_row = CeilDiv(a.n_heads, heads_per_task);
-    std::vector<std::vector<float>> scratch(pool_->threads());
-    pool_->ParallelFor(a.nq * per_row, [&](int64_t t, int worker) {
+    pool_->ParallelFor(a.nq * per_row, [&](int64_t t, int) {
       FpEnvGuard guard;
-      std::vector<float>& s = scratch[worker];
+      // Per-thread scores, kept across calls: no allocation per decode step.
+      thread_local std::vector<float> s;
       if (s.size() < static_cast<size_t>(a.n_kv)) s.resize(a.n_kv);
       const int64_t row = t / per_row;
       const int64_t h0 = (t % per_row) * heads_per_task;
