@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # The CUDA backend on a GPU machine: build the kernels alone, check them bit
-# for bit against the scalar reference, and time them. Needs only nvcc, cmake
-# and a C++ compiler: no gRPC, RocksDB, Abseil or OpenBLAS. GoogleTest is
-# used when its sources are in /usr/src/googletest; without them the checks
-# run through layerproof_gpu_check, which needs no test framework.
+# for bit against the scalar reference, and time them; then the model
+# runtime on the GPU: the engine tests (their every-backend suites include
+# cuda when a device is present), a forward pass whose layer hashes must equal
+# the ref backend's, a generate timing line, and bench/model_bench when it
+# can be built. Needs only nvcc, cmake, a C++ compiler and the header-only
+# nlohmann-json: no gRPC, RocksDB, Abseil or OpenBLAS. Without nlohmann-json
+# installed, run scripts/gpu-deps.sh where it is and bring .gpu-deps/ along.
+# GoogleTest is used when its sources are in /usr/src/googletest; without
+# them the kernel checks run through layerproof_gpu_check, which needs no
+# test framework, and the model tests are skipped.
 #
 # Usage: scripts/gpu-check.sh [--quick]
 #   BUILD_DIR (default build-gpu), BUILD_TYPE (Release), CUDA_ARCH (the
@@ -76,10 +82,11 @@ if [[ -z "${CUDA_ARCH:-}" ]]; then
 fi
 
 TESTS=OFF
-TARGETS=(layerproof_gpu_check)
+TARGETS=(layerproof_gpu_check layerproof)
 if [[ -f /usr/src/googletest/CMakeLists.txt ]]; then
   TESTS=ON
-  TARGETS+=(cuda_test cross_backend_test golden_test)
+  TARGETS+=(cuda_test cross_backend_test golden_test model_engine_test
+            model_reference_test)
 else
   echo "gpu-check: /usr/src/googletest absent: GoogleTest suites skipped," \
        "layerproof_gpu_check runs the checks"
@@ -87,11 +94,42 @@ fi
 GENERATOR=()
 command -v ninja >/dev/null && GENERATOR=(-G Ninja)
 
-step configure 90 cmake -S . -B "${BUILD_DIR}" "${GENERATOR[@]}" \
-  -DCMAKE_BUILD_TYPE="${BUILD_TYPE}" \
-  -DLAYERPROOF_KERNELS_ONLY=ON -DLAYERPROOF_BUILD_BENCH=OFF \
-  -DLAYERPROOF_BUILD_TESTS="${TESTS}" -DLAYERPROOF_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH}" || exit 1
+# nlohmann-json for kernels/model: installed, or copied by scripts/gpu-deps.sh.
+DEPS_ARGS=()
+if [[ -f .gpu-deps/include/nlohmann/json.hpp ]]; then
+  DEPS_ARGS+=(-DLP_NLOHMANN_INCLUDE="${PWD}/.gpu-deps/include")
+fi
+
+# bench/model_bench (model-level speed) when it exists and its build needs
+# (bench/CMakeLists.txt: Google Benchmark, a CBLAS) are here.
+have_header() { echo "#include <$1>" | "${CXX:-c++}" -E -x c++ - >/dev/null 2>&1; }
+BENCH=OFF
+if [[ -f bench/model_bench.cc ]] && have_header benchmark/benchmark.h &&
+   have_header cblas.h; then
+  BENCH=ON
+else
+  echo "gpu-check: bench/model_bench.cc, Google Benchmark or CBLAS absent:" \
+       "model_bench skipped"
+fi
+
+# configure BENCH: the CMake configure step.
+configure() {
+  step configure 90 cmake -S . -B "${BUILD_DIR}" "${GENERATOR[@]}" \
+    -DCMAKE_BUILD_TYPE="${BUILD_TYPE}" \
+    -DLAYERPROOF_KERNELS_ONLY=ON -DLAYERPROOF_BUILD_BENCH="$1" \
+    -DLAYERPROOF_BUILD_TESTS="${TESTS}" -DLAYERPROOF_CUDA=ON \
+    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH}" "${DEPS_ARGS[@]}"
+}
+if ! configure "${BENCH}"; then
+  [[ "${BENCH}" == ON ]] || exit 1
+  # The benchmark's packages were incomplete: the first step, so nothing
+  # else has failed yet; configure again without bench/.
+  echo "gpu-check: configure with bench/ failed; again without model_bench"
+  unset 'SUMMARY[-1]'
+  FAILED=0
+  BENCH=OFF
+  configure OFF || exit 1
+fi
 step build 270 cmake --build "${BUILD_DIR}" --parallel "${JOBS}" \
   --target "${TARGETS[@]}" || exit 1
 
@@ -107,5 +145,60 @@ if [[ "${TESTS}" == ON ]]; then
     --gtest_brief=1 --gtest_filter='*cuda*'
   step golden_test:cuda 60 "$(bin golden_test)" \
     --gtest_brief=1 --gtest_filter='*cuda*:GoldenFileTest.*'
+  # The engine on every backend this machine has (cuda included) and against
+  # the float64 reference forward.
+  step model_engine_test 120 "$(bin model_engine_test)" --gtest_brief=1
+  step model_reference_test 120 "$(bin model_reference_test)" --gtest_brief=1
+fi
+
+# The CLI on the GPU: a synthetic model, one forward pass whose layer hashes
+# must equal the ref backend's, and a generate timing line.
+LP="$(bin layerproof)"
+ABS_BUILD_DIR="${BUILD_DIR}"
+[[ "${ABS_BUILD_DIR}" == /* ]] || ABS_BUILD_DIR="${PWD}/${BUILD_DIR}"
+MODEL_DIR="${ABS_BUILD_DIR}/model-small-seed1"
+OUT_DIR="${ABS_BUILD_DIR}/model-check"
+rm -rf "${MODEL_DIR}" "${OUT_DIR}"
+mkdir -p "${OUT_DIR}"
+# 32 token ids below the small preset's vocabulary of 8192.
+TOKENS=1,17,256,4095,8191,2,3,1000,77,513,64,900,901,902,5,300,17,940,2,77
+TOKENS+=,8000,123,4567,31,32,33,7777,6000,42,4242,100,1
+# forward_compare LP MODEL OUT TOKENS: a forward pass on cuda and on ref;
+# fails unless every layer hash agrees.
+# shellcheck disable=SC2317  # run through bash -c by a step
+forward_compare() {
+  local lp="$1" model="$2" out="$3" tokens="$4" b n
+  for b in cuda ref; do
+    "${lp}" forward --model "${model}" --tokens "${tokens}" --backend "${b}" \
+      >"${out}/forward-${b}.json" || return 1
+    grep '"sha256"' "${out}/forward-${b}.json" >"${out}/hashes-${b}.txt"
+  done
+  grep '"backend"' "${out}/forward-cuda.json"
+  n=$(wc -l <"${out}/hashes-ref.txt")
+  if (( n < 2 )); then
+    echo "gpu-check: no layer hashes in ${out}/forward-ref.json"
+    return 1
+  fi
+  if ! diff "${out}/hashes-ref.txt" "${out}/hashes-cuda.txt"; then
+    echo "gpu-check: layer hashes differ between ref and cuda"
+    return 1
+  fi
+  echo "cuda and ref agree on all ${n} layer hashes"
+}
+export -f forward_compare
+if step model_synth:small 60 "${LP}" model synth --preset small --seed 1 \
+     --out "${MODEL_DIR}"; then
+  # shellcheck disable=SC2016  # $@ expands in the inner shell
+  step forward:cuda=ref 120 bash -c 'forward_compare "$@"' _ "${LP}" \
+    "${MODEL_DIR}" "${OUT_DIR}" "${TOKENS}"
+  step generate:cuda 60 "${LP}" generate --model "${MODEL_DIR}" \
+    --prompt "The quick brown fox" --max-tokens 64 --backend cuda
+fi
+
+if [[ "${BENCH}" == ON ]] &&
+   step build:model_bench 120 cmake --build "${BUILD_DIR}" \
+     --parallel "${JOBS}" --target model_bench; then
+  step model_bench:cuda 120 env LAYERPROOF_BACKEND=cuda "$(bin model_bench)" \
+    --quick --threads "${JOBS}" --model-dir "${ABS_BUILD_DIR}/model-bench"
 fi
 exit ${FAILED}

@@ -1,0 +1,31 @@
+// Loading a model and building an engine on a named backend, shared by the
+// commands that run the model.
+#ifndef LAYERPROOF_CLI_ENGINE_SETUP_H_
+#define LAYERPROOF_CLI_ENGINE_SETUP_H_
+
+#include <memory>
+#include <string>
+
+#include "kernels/model/engine.h"
+#include "kernels/model/executor.h"
+#include "kernels/model/model.h"
+#include "kernels/status.h"
+
+namespace layerproof::cli {
+
+struct LoadedEngine {
+  std::unique_ptr<kernels::model::Model> model;
+  std::unique_ptr<kernels::model::Executor> executor;
+  std::unique_ptr<kernels::model::Engine> engine;
+  kernels::Backend* backend = nullptr;
+};
+
+// backend: a name for ParseBackendKind, or "" for the default (auto or
+// LAYERPROOF_BACKEND); threads: 0 keeps the backend's default.
+kernels::StatusOr<LoadedEngine> LoadEngine(const std::string& model_dir,
+                                           const std::string& backend,
+                                           int threads);
+
+}  // namespace layerproof::cli
+
+#endif  // LAYERPROOF_CLI_ENGINE_SETUP_H_

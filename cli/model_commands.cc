@@ -1,0 +1,264 @@
+#include "cli/model_commands.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli/engine_setup.h"
+#include "cli/flags.h"
+#include "kernels/golden.h"
+#include "kernels/model/layer_hash.h"
+#include "kernels/model/synth.h"
+#include "kernels/model/tokenizer.h"
+
+namespace layerproof::cli {
+namespace {
+
+namespace km = kernels::model;
+using Clock = std::chrono::steady_clock;
+
+constexpr char kModelUsage[] =
+    "usage: layerproof model synth --preset tiny|small|medium [--seed N] "
+    "--out DIR\n"
+    "       layerproof model digest DIR [--verify]\n"
+    "  synth   write a seeded synthetic Llama-shaped model (HF format)\n"
+    "  digest  print the model digest (cached beside the model; --verify "
+    "re-hashes)\n";
+
+constexpr char kGenerateUsage[] =
+    "usage: layerproof generate --model DIR --prompt TEXT [--max-tokens N]\n"
+    "         [--temperature T] [--top-k K] [--top-p P] [--seed S]\n"
+    "         [--backend ref|avx2|avx512|neon|cuda|auto] [--threads N]\n";
+
+constexpr char kForwardUsage[] =
+    "usage: layerproof forward --model DIR --tokens 1,2,3 [--logits-out FILE]\n"
+    "         [--backend NAME] [--threads N]\n"
+    "  Prints JSON with the model digest and the SHA-256 of every layer's\n"
+    "  output h^0..h^L (unsalted, docs/model.md); writes the logits of every\n"
+    "  position as raw fp32 little-endian [positions x vocab].\n";
+
+int Usage(const char* usage, const std::string& error) {
+  if (!error.empty()) std::fprintf(stderr, "layerproof: %s\n", error.c_str());
+  std::fputs(usage, stderr);
+  return 2;
+}
+
+int Fail(const kernels::Status& s) {
+  std::fprintf(stderr, "layerproof: %s\n", s.ToString().c_str());
+  return 1;
+}
+
+void DrawProgress(int64_t done, int64_t total) {
+  constexpr int kWidth = 40;
+  const int filled = static_cast<int>(kWidth * done / total);
+  std::fprintf(stderr, "\r[%s%s] %3d%%  %lld / %lld M params",
+               std::string(filled, '#').c_str(),
+               std::string(kWidth - filled, ' ').c_str(),
+               static_cast<int>(100 * done / total),
+               static_cast<long long>(done / 1000000),
+               static_cast<long long>(total / 1000000));
+  if (done == total) std::fputc('\n', stderr);
+}
+
+int Synth(const std::vector<std::string>& args) {
+  Flags flags({"--preset", "--seed", "--out"}, {});
+  std::string error;
+  if (!flags.Parse(args, &error)) return Usage(kModelUsage, error);
+  if (!flags.Has("--preset") || !flags.Has("--out")) {
+    return Usage(kModelUsage, "model synth needs --preset and --out");
+  }
+  const auto seed = flags.GetInt("--seed", 0, 0, INT64_MAX, &error);
+  if (!seed) return Usage(kModelUsage, error);
+  auto config = km::SynthPreset(flags.Get("--preset"));
+  if (!config.ok()) return Usage(kModelUsage, config.status().message());
+  km::SynthOptions options;
+  options.seed = static_cast<uint64_t>(*seed);
+  // A bar for the large preset (seconds of work); the others are instant.
+  if (flags.Get("--preset") == "medium") options.progress = DrawProgress;
+  const auto start = Clock::now();
+  const kernels::Status s =
+      km::SynthesizeModel(*config, options, flags.Get("--out"));
+  if (!s.ok()) return Fail(s);
+  std::printf("wrote %s: %s preset, seed %lld, %lld parameters (%.1f s)\n",
+              flags.Get("--out").c_str(), flags.Get("--preset").c_str(),
+              static_cast<long long>(*seed),
+              static_cast<long long>(km::ParameterCount(*config)),
+              std::chrono::duration<double>(Clock::now() - start).count());
+  return 0;
+}
+
+int Digest(const std::vector<std::string>& args) {
+  if (args.empty() || args[0].rfind("--", 0) == 0) {
+    return Usage(kModelUsage, "model digest needs a model directory");
+  }
+  Flags flags({}, {"--verify"});
+  std::string error;
+  if (!flags.Parse({args.begin() + 1, args.end()}, &error)) {
+    return Usage(kModelUsage, error);
+  }
+  km::LoadOptions options;
+  options.verify_digest = flags.Has("--verify");
+  auto model = km::Model::Load(args[0], options);
+  if (!model.ok()) return Fail(model.status());
+  std::printf("%s\n", kernels::HexDigest((*model)->digest().root).c_str());
+  std::fprintf(
+      stderr, "%zu tensors, %s\n", (*model)->tensors().size(),
+      (*model)->digest().from_cache ? "from the digest cache" : "hashed");
+  return 0;
+}
+
+}  // namespace
+
+int RunModelCommand(const std::vector<std::string>& args) {
+  if (args.empty()) return Usage(kModelUsage, "");
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "synth") return Synth(rest);
+  if (args[0] == "digest") return Digest(rest);
+  return Usage(kModelUsage, "unknown model command \"" + args[0] + "\"");
+}
+
+int RunGenerate(const std::vector<std::string>& args) {
+  Flags flags({"--model", "--prompt", "--max-tokens", "--temperature",
+               "--top-k", "--top-p", "--seed", "--backend", "--threads"},
+              {});
+  std::string error;
+  if (!flags.Parse(args, &error)) return Usage(kGenerateUsage, error);
+  if (!flags.Has("--model") || !flags.Has("--prompt")) {
+    return Usage(kGenerateUsage, "generate needs --model and --prompt");
+  }
+  const auto max_tokens = flags.GetInt("--max-tokens", 32, 1, 1 << 20, &error);
+  const auto top_k = flags.GetInt("--top-k", 0, 0, INT32_MAX, &error);
+  const auto seed = flags.GetInt("--seed", 0, 0, INT64_MAX, &error);
+  const auto threads = flags.GetInt("--threads", 0, 0, 1024, &error);
+  const auto temperature = flags.GetDouble("--temperature", 0, &error);
+  const auto top_p = flags.GetDouble("--top-p", 1, &error);
+  if (!max_tokens || !top_k || !seed || !threads || !temperature || !top_p) {
+    return Usage(kGenerateUsage, error);
+  }
+  auto loaded = LoadEngine(flags.Get("--model"), flags.Get("--backend"),
+                           static_cast<int>(*threads));
+  if (!loaded.ok()) return Fail(loaded.status());
+  auto tokenizer =
+      km::Tokenizer::Load(flags.Get("--model") + "/tokenizer.json");
+  if (!tokenizer.ok()) return Fail(tokenizer.status());
+  auto prompt = (*tokenizer)->Encode(flags.Get("--prompt"), /*add_bos=*/true);
+  if (!prompt.ok()) return Fail(prompt.status());
+
+  km::GenerationRequest request;
+  request.prompt = *prompt;
+  request.max_new_tokens = *max_tokens;
+  request.sampling.temperature = static_cast<float>(*temperature);
+  request.sampling.top_k = static_cast<int32_t>(*top_k);
+  request.sampling.top_p = static_cast<float>(*top_p);
+  request.sampling.seed = static_cast<uint64_t>(*seed);
+  km::Engine& engine = *loaded->engine;
+  auto id = engine.Add(request);
+  if (!id.ok()) return Fail(id.status());
+
+  // Stream the text as it grows: decode everything so far and print the
+  // new suffix, so multi-byte characters split across tokens come out whole.
+  std::fputs(flags.Get("--prompt").c_str(), stdout);
+  std::vector<int32_t> output;
+  std::string printed;
+  const auto start = Clock::now();
+  Clock::time_point first_token;
+  while (!engine.idle()) {
+    std::vector<km::TokenEvent> events;
+    const kernels::Status s = engine.Step(&events);
+    if (!s.ok()) return Fail(s);
+    for (const km::TokenEvent& e : events) {
+      if (output.empty()) first_token = Clock::now();
+      output.push_back(e.token);
+    }
+    auto text = (*tokenizer)->Decode(output, /*skip_special=*/true);
+    if (text.ok() && text->size() > printed.size() &&
+        text->compare(0, printed.size(), printed) == 0) {
+      std::fputs(text->c_str() + printed.size(), stdout);
+      std::fflush(stdout);
+      printed = *text;
+    }
+  }
+  const auto end = Clock::now();
+  const auto finished = engine.TakeFinished();
+  const double prefill_s =
+      std::chrono::duration<double>(first_token - start).count();
+  const double decode_s =
+      std::chrono::duration<double>(end - first_token).count();
+  std::printf("\n");
+  std::fprintf(
+      stderr,
+      "[%s] prompt %zu tokens, generated %zu (%s); prefill %.1f ms "
+      "(%.1f tokens/s), decode %.1f tokens/s\n",
+      std::string(loaded->backend->name()).c_str(), prompt->size(),
+      output.size(),
+      finished.empty() ? "?" : km::FinishReasonName(finished[0].finish),
+      prefill_s * 1e3, prompt->size() / prefill_s,
+      output.size() > 1 ? (output.size() - 1) / decode_s : 0.0);
+  return 0;
+}
+
+int RunForward(const std::vector<std::string>& args) {
+  Flags flags({"--model", "--tokens", "--logits-out", "--backend", "--threads"},
+              {});
+  std::string error;
+  if (!flags.Parse(args, &error)) return Usage(kForwardUsage, error);
+  if (!flags.Has("--model") || !flags.Has("--tokens")) {
+    return Usage(kForwardUsage, "forward needs --model and --tokens");
+  }
+  const auto threads = flags.GetInt("--threads", 0, 0, 1024, &error);
+  if (!threads) return Usage(kForwardUsage, error);
+  const auto tokens = ParseTokenList(flags.Get("--tokens"), &error);
+  if (!tokens) return Usage(kForwardUsage, error);
+  auto loaded = LoadEngine(flags.Get("--model"), flags.Get("--backend"),
+                           static_cast<int>(*threads));
+  if (!loaded.ok()) return Fail(loaded.status());
+  const km::Model& model = *loaded->model;
+  const int64_t n = static_cast<int64_t>(tokens->size());
+  const int64_t width = model.config().hidden_size;
+
+  // Hash each layer's rows as the tap delivers them, as the prover does.
+  class HashingTap : public km::LayerTap {
+   public:
+    void OnLayerRows(km::SequenceId, int64_t layer, int64_t, const float* rows,
+                     int64_t n, int64_t width) override {
+      km::LayerHasher h(layer, width);
+      h.AddRows(rows, n);
+      hashes.push_back(kernels::HexDigest(h.Finish()));
+    }
+    std::vector<std::string> hashes;
+  } tap;
+  std::vector<float> logits;
+  const bool want_logits = flags.Has("--logits-out");
+  if (want_logits) logits.resize(n * model.config().vocab_size);
+  const kernels::Status s = loaded->engine->Forward(
+      *tokens, &tap, 1, want_logits ? logits.data() : nullptr);
+  if (!s.ok()) return Fail(s);
+  if (want_logits) {
+    std::ofstream out(flags.Get("--logits-out"), std::ios::binary);
+    out.write(reinterpret_cast<const char*>(logits.data()),
+              static_cast<std::streamsize>(logits.size() * sizeof(float)));
+    if (!out) {
+      std::fprintf(stderr, "layerproof: cannot write %s\n",
+                   flags.Get("--logits-out").c_str());
+      return 1;
+    }
+  }
+  std::printf(
+      "{\n  \"spec_version\": %d,\n  \"model_digest\": \"%s\",\n"
+      "  \"backend\": \"%s\",\n  \"positions\": %lld,\n"
+      "  \"width\": %lld,\n  \"vocab\": %lld,\n  \"layers\": [\n",
+      kernels::kSpecVersion, kernels::HexDigest(model.digest().root).c_str(),
+      std::string(loaded->backend->name()).c_str(), static_cast<long long>(n),
+      static_cast<long long>(width),
+      static_cast<long long>(model.config().vocab_size));
+  for (size_t l = 0; l < tap.hashes.size(); ++l) {
+    std::printf("    {\"layer\": %zu, \"sha256\": \"%s\"}%s\n", l,
+                tap.hashes[l].c_str(), l + 1 < tap.hashes.size() ? "," : "");
+  }
+  std::printf("  ]\n}\n");
+  return 0;
+}
+
+}  // namespace layerproof::cli

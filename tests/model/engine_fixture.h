@@ -1,0 +1,104 @@
+// Shared fixtures for the engine tests: synthetic models in temp dirs, a tap
+// that records every row and hash, and engine construction on a backend.
+#ifndef LAYERPROOF_TESTS_MODEL_ENGINE_FIXTURE_H_
+#define LAYERPROOF_TESTS_MODEL_ENGINE_FIXTURE_H_
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernels/dispatch.h"
+#include "kernels/model/engine.h"
+#include "kernels/model/layer_hash.h"
+#include "kernels/model/model.h"
+#include "kernels/model/synth.h"
+
+namespace layerproof::kernels::model::testing {
+
+// A synthetic model on disk and loaded; removed with the object.
+struct SynthModel {
+  std::filesystem::path dir;
+  std::unique_ptr<Model> model;
+  ~SynthModel() {
+    model.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+};
+
+// The tiny preset as `tweak` changes it, synthesized and loaded.
+inline std::unique_ptr<SynthModel> MakeSynthModelWith(
+    const std::string& tag, const std::function<void(ModelConfig&)>& tweak,
+    uint64_t seed = 7) {
+  auto m = std::make_unique<SynthModel>();
+  m->dir = std::filesystem::temp_directory_path() /
+           ("lp_engine_" + tag + "_" + std::to_string(::getpid()));
+  StatusOr<ModelConfig> c = SynthPreset("tiny");
+  EXPECT_TRUE(c.ok());
+  if (tweak) tweak(*c);
+  SynthOptions o;
+  o.seed = seed;
+  Status s = SynthesizeModel(*c, o, m->dir.string());
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  StatusOr<std::unique_ptr<Model>> loaded = Model::Load(m->dir.string());
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  if (loaded.ok()) m->model = std::move(*loaded);
+  return m;
+}
+
+// A Qwen2-style variant of tiny: GQA 8/2, QKV bias and tied embeddings.
+inline void Qwen2Variant(ModelConfig& c) {
+  c.architecture = "Qwen2ForCausalLM";
+  c.model_type = "qwen2";
+  c.qkv_bias = true;
+  c.tie_word_embeddings = true;
+  c.num_heads = 8;
+  c.num_kv_heads = 2;
+  c.head_dim = c.hidden_size / 8;
+}
+
+// tiny, or its Qwen2-style variant.
+inline std::unique_ptr<SynthModel> MakeSynthModel(const std::string& tag,
+                                                  bool qwen2_variant,
+                                                  uint64_t seed = 7) {
+  return MakeSynthModelWith(
+      tag, qwen2_variant ? Qwen2Variant : std::function<void(ModelConfig&)>(),
+      seed);
+}
+
+// Records every tapped row per (sequence, layer) and checks the position
+// order contract as it goes.
+class RecordingTap : public LayerTap {
+ public:
+  void OnLayerRows(SequenceId seq, int64_t layer, int64_t pos0,
+                   const float* rows, int64_t n, int64_t width) override {
+    std::vector<float>& v = rows_[{seq, layer}];
+    EXPECT_EQ(static_cast<int64_t>(v.size()), pos0 * width)
+        << "seq " << seq << " layer " << layer << ": rows out of order";
+    v.insert(v.end(), rows, rows + n * width);
+  }
+  // h^layer of `seq`, [positions][width].
+  const std::vector<float>& rows(SequenceId seq, int64_t layer) {
+    return rows_[{seq, layer}];
+  }
+  // H_layer of `seq` (unsalted).
+  std::string Hash(SequenceId seq, int64_t layer, int64_t width) {
+    const std::vector<float>& v = rows(seq, layer);
+    return HexDigest(HashLayerRows(
+        layer, v.data(), static_cast<int64_t>(v.size()) / width, width));
+  }
+
+ private:
+  std::map<std::pair<SequenceId, int64_t>, std::vector<float>> rows_;
+};
+
+}  // namespace layerproof::kernels::model::testing
+
+#endif  // LAYERPROOF_TESTS_MODEL_ENGINE_FIXTURE_H_
