@@ -245,7 +245,6 @@ Status Engine::Step(std::vector<TokenEvent>* events) {
   const int64_t h = model_.config().hidden_size;
   const int64_t vocab = model_.config().vocab_size;
   std::vector<Sequence*> sampling;
-  Buffer head_in;
   for (const Segment& seg : segments) {
     Sequence& s = *sequences_.at(seg.seq);
     s.n_cached += seg.rows;
@@ -255,18 +254,20 @@ Status Engine::Step(std::vector<TokenEvent>* events) {
   }
   if (sampling.empty()) return OkStatus();
   const int64_t n_head = static_cast<int64_t>(sampling.size());
-  LP_ASSIGN_OR_RETURN(head_in, executor_->Allocate(n_head * h));
+  if (ws.head_in.count() < n_head * h) {
+    LP_ASSIGN_OR_RETURN(ws.head_in, executor_->Allocate(n_head * h));
+  }
   int64_t j = 0;
   for (const Segment& seg : segments) {
     if (j < n_head && sampling[j]->id == seg.seq) {
       LP_RETURN_IF_ERROR(
           executor_->Copy(ws.x.data() + (seg.row0 + seg.rows - 1) * h, h,
-                          head_in.data() + j * h));
+                          ws.head_in.data() + j * h));
       ++j;
     }
   }
   std::vector<float> logits(n_head * vocab);
-  LP_RETURN_IF_ERROR(HeadRows(head_in.data(), n_head, logits.data(), ws));
+  LP_RETURN_IF_ERROR(HeadRows(ws.head_in.data(), n_head, logits.data(), ws));
   for (int64_t i = 0; i < n_head; ++i) {
     Sequence& s = *sampling[i];
     const int64_t position = static_cast<int64_t>(s.tokens.size());

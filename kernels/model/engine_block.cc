@@ -131,11 +131,10 @@ Status Engine::HeadRows(const float* x, int64_t n, float* logits_host,
   LP_RETURN_IF_ERROR(executor_->RmsNorm(x, n, c.hidden_size, *final_norm_,
                                         static_cast<float>(c.rms_norm_eps),
                                         ws.xn.data()));
-  Buffer logits;
-  LP_RETURN_IF_ERROR(EnsureBuffer(*executor_, logits, n * c.vocab_size));
+  LP_RETURN_IF_ERROR(EnsureBuffer(*executor_, ws.logits, n * c.vocab_size));
   LP_RETURN_IF_ERROR(
-      executor_->Gemm(ws.xn.data(), n, *lm_head_, nullptr, logits.data()));
-  return executor_->CopyToHost(logits.data(), n * c.vocab_size, logits_host);
+      executor_->Gemm(ws.xn.data(), n, *lm_head_, nullptr, ws.logits.data()));
+  return executor_->CopyToHost(ws.logits.data(), n * c.vocab_size, logits_host);
 }
 
 Status Engine::CheckTokens(const int32_t* tokens, int64_t n,

@@ -249,6 +249,24 @@ INSTANTIATE_TEST_SUITE_P(TinyAndQwen2Variant, EngineInvariance,
                            return info.param ? "Qwen2Variant" : "Tiny";
                          });
 
+// The CUDA executor (weights, activations and KV caches in device memory)
+// against ref: tokens and every layer hash, batched, plus RunBlock. Also
+// covered by EveryBackendAndThreadCount when a device is present; this test
+// names the skip when there is none.
+TEST(EngineCuda, DeviceResidentEngineMatchesRef) {
+  StatusOr<Backend*> cuda = GetBackend(BackendKind::kCuda);
+  if (!cuda.ok()) GTEST_SKIP() << "no CUDA: " << cuda.status().ToString();
+  for (bool variant : {false, true}) {
+    const Model& m = Tiny(variant);
+    for (float temperature : {0.0f, 0.8f}) {
+      GenerationRequest r = Request(kPrompt, 8, temperature, 5);
+      ExpectSameRun(
+          RunAlone(m, Ref(), r), RunAlone(m, *cuda, r),
+          std::string("cuda variant ") + (variant ? "qwen2" : "tiny"));
+    }
+  }
+}
+
 TEST(Engine, StopsOnStopTokenMaxTokensContextAndCancel) {
   const Model& m = Tiny(false);
   Backend* b = *DefaultBackend();

@@ -54,6 +54,7 @@ struct Engine::Segment {
 struct Engine::Workspace {
   int64_t capacity = 0;
   Buffer x, xn, q, k, v, attn, gate, up;
+  Buffer head_in, logits;  // the rows that sample, and their logits
   std::vector<float> host_rows;
 };
 
