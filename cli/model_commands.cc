@@ -187,6 +187,7 @@ int RunGenerate(const std::vector<std::string>& args) {
   const double decode_s =
       std::chrono::duration<double>(end - first_token).count();
   std::printf("\n");
+  std::fflush(stdout);
   std::fprintf(
       stderr,
       "[%s] prompt %zu tokens, generated %zu (%s); prefill %.1f ms "
