@@ -100,8 +100,8 @@ class Backend {
   // Threads the CPU backends may use (>= 1); results never depend on it.
   virtual void SetThreads(int threads) { (void)threads; }
 
-  // The public ops validate their arguments (backend.cc, the same checks for
-  // every backend) and then call the backend's *Impl.
+  // The public ops validate their arguments (kernels/op_checks.h, the same
+  // checks for every backend and executor) and then call the backend's *Impl.
 
   // Packs W[n][k] (w.rows = n, w.cols = k) for Gemm on this backend.
   StatusOr<std::unique_ptr<PackedWeights>> PackWeights(const WeightView& w);

@@ -1,7 +1,7 @@
 // The CUDA executor (cuda_executor.h): device buffers, the one-time uploads
 // of prepared weights, and each op as a launch on the executor's stream.
 //
-// Arguments are checked here as kernels/backend.cc checks a Backend's (the
+// Arguments are checked by kernels/op_checks.h, as a Backend's are (the
 // launch functions assume checked arguments); ids and positions are host
 // arrays, so their ranges are checked before they are uploaded.
 #include "kernels/model/cuda_executor.h"
@@ -9,7 +9,6 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -26,6 +25,7 @@
 #include "kernels/cuda/internal/cuda_status.h"
 #include "kernels/cuda/launch.h"
 #include "kernels/dtype.h"
+#include "kernels/op_checks.h"
 
 namespace layerproof::kernels::model {
 namespace {
@@ -37,9 +37,6 @@ constexpr int kDevice = 0;
 constexpr size_t kStagingBytes = size_t{8} << 20;
 // Attention scratch per call: query rows are processed in passes that fit.
 constexpr size_t kAttentionScratchBudget = size_t{256} << 20;
-// As in kernels/backend.cc: no byte-size arithmetic can overflow.
-constexpr int64_t kMaxDim = int64_t{1} << 31;
-constexpr int64_t kMaxElements = int64_t{1} << 40;
 
 size_t Bytes(int64_t count, size_t elem) {
   return static_cast<size_t>(count) * elem;
@@ -134,47 +131,22 @@ class DeviceScratch {
   size_t bytes_ = 0;
 };
 
-// Argument checks, worded as kernels/backend.cc words them.
-Status Bad(std::string_view op, std::string_view arg, const std::string& what) {
-  return InvalidArgument(std::string(op) + ": " + std::string(arg) + ": " +
-                         what);
-}
-
-Status CheckDim(std::string_view op, std::string_view arg, int64_t v,
-                int64_t min = 1) {
-  if (v < min || v > kMaxDim) {
-    return Bad(op, arg,
-               "got " + std::to_string(v) + ", want " + std::to_string(min) +
-                   " <= value <= " + std::to_string(kMaxDim));
-  }
-  return OkStatus();
-}
-
+// Executor arguments beyond the ops' (kernels/op_checks.h), worded alike.
 Status CheckCount(std::string_view op, int64_t count) {
   if (count < 0 || count > kMaxElements) {
-    return Bad(op, "count",
-               "got " + std::to_string(count) +
-                   ", want 0 <= count <= " + std::to_string(kMaxElements));
-  }
-  return OkStatus();
-}
-
-template <typename T>
-Status CheckPtr(std::string_view op, std::string_view arg, const T* p) {
-  if (p == nullptr) return Bad(op, arg, "is null");
-  if (reinterpret_cast<uintptr_t>(p) % alignof(T) != 0) {
-    return Bad(op, arg,
-               "is misaligned: want " + std::to_string(alignof(T)) +
-                   "-byte alignment");
+    return BadArgument(
+        op, "count",
+        "got " + std::to_string(count) +
+            ", want 0 <= count <= " + std::to_string(kMaxElements));
   }
   return OkStatus();
 }
 
 // The [rows][cols] view of a 1-D or 2-D weight tensor (rows = 1 for 1-D),
-// checked as kernels/backend.cc checks weights.
+// checked as a Backend checks weights (CheckWeights).
 StatusOr<WeightView> CheckedView(std::string_view op, const TensorView& t) {
   if (t.shape.empty() || t.shape.size() > 2) {
-    return Bad(
+    return BadArgument(
         op, t.name,
         "got " + std::to_string(t.shape.size()) + " dimensions, want 1 or 2");
   }
@@ -183,23 +155,12 @@ StatusOr<WeightView> CheckedView(std::string_view op, const TensorView& t) {
   w.dtype = t.dtype;
   w.rows = t.shape.size() == 2 ? t.shape[0] : 1;
   w.cols = t.shape.back();
-  if (w.data == nullptr) return Bad(op, t.name, "data is null");
-  if (w.dtype != DType::kF32 && w.dtype != DType::kBF16 &&
-      w.dtype != DType::kF16) {
-    return Bad(op, t.name, "unknown dtype " + std::to_string(int(w.dtype)));
-  }
-  LP_RETURN_IF_ERROR(CheckDim(op, t.name + ".rows", w.rows));
-  LP_RETURN_IF_ERROR(CheckDim(op, t.name + ".cols", w.cols));
-  if (w.rows * w.cols > kMaxElements) {
-    return Bad(op, t.name,
-               std::to_string(w.rows) + "x" + std::to_string(w.cols) +
-                   " elements, want at most " + std::to_string(kMaxElements));
-  }
+  LP_RETURN_IF_ERROR(CheckWeights(op, t.name, w));
   const uint64_t want = uint64_t(w.rows * w.cols) * DTypeSize(w.dtype);
   if (t.bytes != 0 && t.bytes != want) {
-    return Bad(op, t.name,
-               std::to_string(t.bytes) + " bytes, want " +
-                   std::to_string(want) + " for its shape and dtype");
+    return BadArgument(op, t.name,
+                       std::to_string(t.bytes) + " bytes, want " +
+                           std::to_string(want) + " for its shape and dtype");
   }
   return w;
 }
@@ -218,20 +179,16 @@ class DeviceMatrix final : public Matrix {
 // A gamma (rows == 1) or an embedding table, in its stored dtype.
 class DeviceVector final : public Vector {
  public:
+  // `view` was checked (CheckedView); its data is replaced by `memory`.
   DeviceVector(const WeightView& view, DeviceMemory memory)
-      : dtype_(view.dtype),
-        rows_(view.rows),
-        cols_(view.cols),
-        memory_(std::move(memory)) {}
-  const void* data() const { return memory_.get(); }
-  DType dtype() const { return dtype_; }
-  int64_t rows() const { return rows_; }
-  int64_t cols() const { return cols_; }
+      : memory_(std::move(memory)),
+        view_{memory_.get(), view.dtype, view.rows, view.cols} {}
+  // The vector as weights in device memory.
+  const WeightView& view() const { return view_; }
 
  private:
-  DType dtype_;
-  int64_t rows_, cols_;
   DeviceMemory memory_;
+  WeightView view_;
 };
 
 // `b` as the executor's own type, or InvalidArgument when another executor
@@ -240,7 +197,9 @@ template <typename T, typename Base>
 StatusOr<const T*> As(const Base& b, std::string_view op,
                       std::string_view arg) {
   const T* t = dynamic_cast<const T*>(&b);
-  if (t == nullptr) return Bad(op, arg, "was not prepared by a CUDA executor");
+  if (t == nullptr) {
+    return BadArgument(op, arg, "was not prepared by a CUDA executor");
+  }
   return t;
 }
 
@@ -379,8 +338,8 @@ class CudaExecutor final : public Executor {
   StatusOr<Bias> PrepareBias(const TensorView& b) override {
     LP_ASSIGN_OR_RETURN(const WeightView view, CheckedView("PrepareBias", b));
     if (view.rows != 1) {
-      return Bad("PrepareBias", b.name,
-                 "has " + std::to_string(view.rows) + " rows, want 1");
+      return BadArgument("PrepareBias", b.name,
+                         "has " + std::to_string(view.rows) + " rows, want 1");
     }
     std::vector<float> widened(static_cast<size_t>(view.cols));
     for (int64_t i = 0; i < view.cols; ++i) {
@@ -396,12 +355,9 @@ class CudaExecutor final : public Executor {
 
   Status Gemm(const float* x, int64_t m, const Matrix& w, const float* bias,
               float* y) override {
-    constexpr std::string_view op = "Gemm";
-    LP_RETURN_IF_ERROR(CheckPtr(op, "x", x));
-    LP_RETURN_IF_ERROR(CheckPtr(op, "y", y));
-    LP_RETURN_IF_ERROR(CheckDim(op, "m", m));
-    if (bias != nullptr) LP_RETURN_IF_ERROR(CheckPtr(op, "bias", bias));
-    LP_ASSIGN_OR_RETURN(const DeviceMatrix* dm, As<DeviceMatrix>(w, op, "w"));
+    LP_RETURN_IF_ERROR(CheckGemmArgs(x, m, bias, y));
+    LP_ASSIGN_OR_RETURN(const DeviceMatrix* dm,
+                        As<DeviceMatrix>(w, "Gemm", "w"));
     const cuda::DeviceGemmWeights weights = dm->weights();
     const size_t scratch_bytes = cuda::GemmScratchBytes(m, weights.layout);
     std::lock_guard<std::mutex> lock(mu_);
@@ -414,53 +370,18 @@ class CudaExecutor final : public Executor {
 
   Status RmsNorm(const float* x, int64_t rows, int64_t dim, const Vector& gamma,
                  float eps, float* y) override {
-    constexpr std::string_view op = "RmsNorm";
-    LP_RETURN_IF_ERROR(CheckPtr(op, "x", x));
-    LP_RETURN_IF_ERROR(CheckPtr(op, "y", y));
-    LP_RETURN_IF_ERROR(CheckDim(op, "rows", rows));
-    LP_RETURN_IF_ERROR(CheckDim(op, "dim", dim));
     LP_ASSIGN_OR_RETURN(const DeviceVector* g,
-                        As<DeviceVector>(gamma, op, "gamma"));
-    if (g->rows() != 1 || g->cols() != dim) {
-      return Bad(op, "gamma",
-                 "shape " + std::to_string(g->rows()) + "x" +
-                     std::to_string(g->cols()) + ", want 1x" +
-                     std::to_string(dim));
-    }
-    if (!(eps >= 0.0f) || std::isinf(eps)) {
-      return Bad(op, "eps",
-                 "got " + std::to_string(eps) + ", want finite >= 0");
-    }
+                        As<DeviceVector>(gamma, "RmsNorm", "gamma"));
+    LP_RETURN_IF_ERROR(CheckRmsNormArgs(x, rows, dim, g->view(), eps, y));
     std::lock_guard<std::mutex> lock(mu_);
     LP_RETURN_IF_ERROR(Enter());
-    return cuda::LaunchRmsNorm(x, rows, dim, g->data(), g->dtype(), eps, y,
-                               stream_.get());
+    return cuda::LaunchRmsNorm(x, rows, dim, g->view().data, g->view().dtype,
+                               eps, y, stream_.get());
   }
 
   Status Rope(float* x, int64_t rows, int64_t n_heads, const int64_t* positions,
               const RopeTable& table) override {
-    constexpr std::string_view op = "Rope";
-    LP_RETURN_IF_ERROR(CheckPtr(op, "x", x));
-    LP_RETURN_IF_ERROR(CheckPtr(op, "positions", positions));
-    LP_RETURN_IF_ERROR(CheckDim(op, "rows", rows));
-    LP_RETURN_IF_ERROR(CheckDim(op, "n_heads", n_heads));
-    const int64_t half = table.head_dim / 2;
-    if (table.head_dim < 2 || table.head_dim % 2 != 0 ||
-        table.max_positions < 1 ||
-        table.cos.size() != size_t(table.max_positions * half) ||
-        table.sin.size() != table.cos.size()) {
-      return Bad(op, "table",
-                 "malformed (head_dim " + std::to_string(table.head_dim) +
-                     ", max_positions " + std::to_string(table.max_positions) +
-                     ")");
-    }
-    for (int64_t r = 0; r < rows; ++r) {
-      if (positions[r] < 0 || positions[r] >= table.max_positions) {
-        return Bad(op, "positions[" + std::to_string(r) + "]",
-                   "got " + std::to_string(positions[r]) + ", want 0 <= p < " +
-                       std::to_string(table.max_positions));
-      }
-    }
+    LP_RETURN_IF_ERROR(CheckRopeArgs(x, rows, n_heads, positions, table));
     std::lock_guard<std::mutex> lock(mu_);
     LP_RETURN_IF_ERROR(Enter());
     LP_RETURN_IF_ERROR(EnsureRopeTableLocked(table));
@@ -473,28 +394,7 @@ class CudaExecutor final : public Executor {
   }
 
   Status Attention(const AttentionArgs& a) override {
-    constexpr std::string_view op = "Attention";
-    LP_RETURN_IF_ERROR(CheckPtr(op, "q", a.q));
-    LP_RETURN_IF_ERROR(CheckPtr(op, "k", a.k));
-    LP_RETURN_IF_ERROR(CheckPtr(op, "v", a.v));
-    LP_RETURN_IF_ERROR(CheckPtr(op, "out", a.out));
-    LP_RETURN_IF_ERROR(CheckDim(op, "nq", a.nq));
-    LP_RETURN_IF_ERROR(CheckDim(op, "q_pos0", a.q_pos0, 0));
-    LP_RETURN_IF_ERROR(CheckDim(op, "n_kv", a.n_kv));
-    LP_RETURN_IF_ERROR(CheckDim(op, "n_heads", a.n_heads));
-    LP_RETURN_IF_ERROR(CheckDim(op, "n_kv_heads", a.n_kv_heads));
-    LP_RETURN_IF_ERROR(CheckDim(op, "head_dim", a.head_dim));
-    if (a.n_heads % a.n_kv_heads != 0) {
-      return Bad(op, "n_heads",
-                 "got " + std::to_string(a.n_heads) +
-                     ", want a multiple of n_kv_heads " +
-                     std::to_string(a.n_kv_heads));
-    }
-    if (a.q_pos0 + a.nq > a.n_kv) {
-      return Bad(op, "n_kv",
-                 "got " + std::to_string(a.n_kv) + ", want >= q_pos0 + nq = " +
-                     std::to_string(a.q_pos0 + a.nq));
-    }
+    LP_RETURN_IF_ERROR(CheckAttentionArgs(a));
     // Query rows go in passes that fit the budget; the pass size never
     // changes a bit (launch.h).
     const size_t per_row = cuda::AttentionScratchBytes(a, 1);
@@ -514,22 +414,14 @@ class CudaExecutor final : public Executor {
 
   Status SwiGlu(const float* gate, const float* up, int64_t n,
                 float* y) override {
-    constexpr std::string_view op = "SwiGlu";
-    LP_RETURN_IF_ERROR(CheckPtr(op, "gate", gate));
-    LP_RETURN_IF_ERROR(CheckPtr(op, "up", up));
-    LP_RETURN_IF_ERROR(CheckPtr(op, "y", y));
-    LP_RETURN_IF_ERROR(CheckDim(op, "n", n));
+    LP_RETURN_IF_ERROR(CheckSwiGluArgs(gate, up, n, y));
     std::lock_guard<std::mutex> lock(mu_);
     LP_RETURN_IF_ERROR(Enter());
     return cuda::LaunchSwiGlu(gate, up, n, y, stream_.get());
   }
 
   Status Add(const float* a, const float* b, int64_t n, float* y) override {
-    constexpr std::string_view op = "Add";
-    LP_RETURN_IF_ERROR(CheckPtr(op, "a", a));
-    LP_RETURN_IF_ERROR(CheckPtr(op, "b", b));
-    LP_RETURN_IF_ERROR(CheckPtr(op, "y", y));
-    LP_RETURN_IF_ERROR(CheckDim(op, "n", n));
+    LP_RETURN_IF_ERROR(CheckAddArgs(a, b, n, y));
     std::lock_guard<std::mutex> lock(mu_);
     LP_RETURN_IF_ERROR(Enter());
     return cuda::LaunchAdd(a, b, n, y, stream_.get());
@@ -537,27 +429,17 @@ class CudaExecutor final : public Executor {
 
   Status Embedding(const Vector& table, const int32_t* ids, int64_t n_ids,
                    float* y) override {
-    constexpr std::string_view op = "Embedding";
     LP_ASSIGN_OR_RETURN(const DeviceVector* t,
-                        As<DeviceVector>(table, op, "table"));
-    LP_RETURN_IF_ERROR(CheckPtr(op, "ids", ids));
-    LP_RETURN_IF_ERROR(CheckPtr(op, "y", y));
-    LP_RETURN_IF_ERROR(CheckDim(op, "n_ids", n_ids));
-    for (int64_t i = 0; i < n_ids; ++i) {
-      if (ids[i] < 0 || ids[i] >= t->rows()) {
-        return Bad(op, "ids[" + std::to_string(i) + "]",
-                   "got " + std::to_string(ids[i]) + ", want 0 <= id < " +
-                       std::to_string(t->rows()));
-      }
-    }
+                        As<DeviceVector>(table, "Embedding", "table"));
+    LP_RETURN_IF_ERROR(CheckEmbeddingArgs(t->view(), ids, n_ids, y));
     const size_t bytes = Bytes(n_ids, sizeof(int32_t));
     std::lock_guard<std::mutex> lock(mu_);
     LP_RETURN_IF_ERROR(Enter());
     LP_ASSIGN_OR_RETURN(void* device_ids, ids_.Get(bytes, "embedding ids"));
     LP_RETURN_IF_ERROR(UploadLocked(ids, bytes, device_ids, "Embedding ids"));
-    return cuda::LaunchEmbedding(t->data(), t->dtype(), t->cols(),
-                                 static_cast<const int32_t*>(device_ids), n_ids,
-                                 y, stream_.get());
+    return cuda::LaunchEmbedding(
+        t->view().data, t->view().dtype, t->view().cols,
+        static_cast<const int32_t*>(device_ids), n_ids, y, stream_.get());
   }
 
  private:
