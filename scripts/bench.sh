@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
 # Builds the benchmark programs in Release (build-bench/) and runs each one.
-# Arguments go to every benchmark binary, e.g.
+# Arguments go to every Google Benchmark binary, e.g.
 #   scripts/bench.sh --benchmark_repetitions=3
 # Extra CMake options come from LAYERPROOF_BENCH_CMAKE_ARGS, e.g.
 #   LAYERPROOF_BENCH_CMAKE_ARGS=-DLAYERPROOF_CUDA=OFF scripts/bench.sh
 #
-# OpenBLAS (the peer in gemm_bench) honours OPENBLAS_CORETYPE and
-# OPENBLAS_L2_SIZE; some machines set them to pin old, slow kernels, so the
-# benchmarks run with both unset and OpenBLAS picks its own kernels.
+# model_bench (decode and prefill of a whole model, not a Google Benchmark
+# program) runs last with its own arguments from LAYERPROOF_MODEL_BENCH_ARGS,
+# e.g. LAYERPROOF_MODEL_BENCH_ARGS="--preset small --quick". Its first run
+# synthesizes the medium model (~1.7 GB) into build-bench/models/, or into
+# $LP_BENCH_MODEL_DIR when set, and later runs reuse it.
+#
+# OpenBLAS (the peer in gemm_bench and model_bench) honours OPENBLAS_CORETYPE
+# and OPENBLAS_L2_SIZE; some machines set them to pin old, slow kernels, so
+# the benchmarks run with both unset and OpenBLAS picks its own kernels.
 # Numbers are only meaningful on an otherwise idle machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck disable=SC2086  # word splitting of the extra options is wanted
 cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DLAYERPROOF_BUILD_TESTS=OFF ${LAYERPROOF_BENCH_CMAKE_ARGS:-} >/dev/null
-cmake --build build-bench --target gemm_bench ops_bench
+cmake --build build-bench --target gemm_bench ops_bench model_bench
 
 run() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@"; }
 
 run build-bench/bench/gemm_bench "$@"
 run build-bench/bench/ops_bench "$@"
+# shellcheck disable=SC2086  # word splitting of the options is wanted
+run build-bench/bench/model_bench ${LAYERPROOF_MODEL_BENCH_ARGS:-}

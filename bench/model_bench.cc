@@ -1,0 +1,635 @@
+// Model-level speed: the LayerProof engine on a synthetic Llama (the
+// `medium` preset by default: hidden 2048, 16 layers, 32 heads, 8 KV heads,
+// FFN 5632, vocab 32000, bf16, ~0.85B parameters) against named peers
+// measured in the same run, at the same thread count (2 by default):
+//  * the memory roofline: streaming read bandwidth (bench/memory_bandwidth.h)
+//    over the weight bytes one decode step reads (every layer matrix, the
+//    norms and the LM head in their stored size; the embedding row and the
+//    KV cache are not counted);
+//  * a plain fp32 Llama forward on OpenBLAS (bench/openblas_llama.h), its
+//    weights upcast once from the same tensors, checked to compute the same
+//    model (greedy tokens and first-position logits).
+// Workloads: decode at batch 1 and batch 8 (a 16-token prompt per sequence,
+// then timed decode steps), and prefill of a 512-token prompt up to its
+// first token. Each is repeated after one untimed warm-up, LayerProof and
+// OpenBLAS taking turns so both see the same machine; the best and the
+// median are reported in a markdown table for BENCHMARKS.md. A diagnostic
+// times the engine's matrix products alone, to show where decode loses
+// time against the roofline.
+//
+// The model is synthesized once into --model-dir (default
+// $LP_BENCH_MODEL_DIR, else <build dir>/models/<preset>-seed1) and reused.
+// Run it through scripts/bench.sh, which unsets OPENBLAS_CORETYPE and
+// OPENBLAS_L2_SIZE so OpenBLAS picks its own kernels.
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/memory_bandwidth.h"
+#include "bench/openblas_llama.h"
+#include "kernels/dispatch.h"
+#include "kernels/model/engine.h"
+#include "kernels/model/executor.h"
+#include "kernels/model/model.h"
+#include "kernels/model/synth.h"
+
+namespace layerproof::bench {
+namespace {
+
+namespace km = kernels::model;
+using kernels::Status;
+using kernels::StatusOr;
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  std::string preset = "medium";
+  std::string model_dir;
+  int threads = 2;
+  int reps = 3;           // timed repetitions after one warm-up
+  int64_t prompt = 16;    // decode prompt length
+  int64_t steps = 32;     // timed decode steps
+  int64_t batch = 8;      // sequences of the batched decode
+  int64_t prefill = 512;  // prefill prompt length
+  int64_t bw_bytes = int64_t{2} << 30;
+  int bw_passes = 5;
+};
+
+void Usage() {
+  std::fprintf(stderr,
+               "usage: model_bench [--preset tiny|small|medium] [--quick]\n"
+               "  [--model-dir DIR] [--threads N] [--reps N] [--steps N]\n"
+               "  [--batch N] [--prefill N]\n");
+}
+
+bool ParseArgs(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      return i + 1 < argc ? argv[++i] : nullptr;
+    };
+    const char* v = nullptr;
+    if (a == "--quick") {
+      o->reps = 1;
+      o->steps = 8;
+      o->bw_bytes = int64_t{1} << 30;
+      o->bw_passes = 3;
+    } else if (a == "--preset" && (v = next())) {
+      o->preset = v;
+    } else if (a == "--model-dir" && (v = next())) {
+      o->model_dir = v;
+    } else if (a == "--threads" && (v = next())) {
+      o->threads = std::max(1, std::atoi(v));
+    } else if (a == "--reps" && (v = next())) {
+      o->reps = std::max(1, std::atoi(v));
+    } else if (a == "--steps" && (v = next())) {
+      o->steps = std::max(1, std::atoi(v));
+    } else if (a == "--batch" && (v = next())) {
+      o->batch = std::max(1, std::atoi(v));
+    } else if (a == "--prefill" && (v = next())) {
+      o->prefill = std::max(2, std::atoi(v));
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Die(const Status& s, const char* what) {
+  std::fprintf(stderr, "model_bench: %s: %s\n", what, s.ToString().c_str());
+  std::exit(1);
+}
+template <typename T>
+T Must(StatusOr<T> v, const char* what) {
+  if (!v.ok()) Die(v.status(), what);
+  return std::move(v).value();
+}
+void Must(const Status& s, const char* what) {
+  if (!s.ok()) Die(s, what);
+}
+
+// Size of cpu0's largest data or unified cache, from sysfs (0 if unknown).
+int64_t LastLevelCacheBytes() {
+  int64_t best = 0;
+  int best_level = 0;
+  for (int i = 0; i < 8; ++i) {
+    const std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream level_f(dir + "level"), size_f(dir + "size"),
+        type_f(dir + "type");
+    int level = 0;
+    std::string size, type;
+    if (!(level_f >> level) || !(size_f >> size) || !(type_f >> type)) break;
+    if (type == "Instruction") continue;
+    int64_t bytes = std::atoll(size.c_str());
+    if (size.back() == 'K') bytes <<= 10;
+    if (size.back() == 'M') bytes <<= 20;
+    if (level > best_level) {
+      best_level = level;
+      best = bytes;
+    }
+  }
+  return best;
+}
+
+std::string LoadAverage() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+// $LP_BENCH_MODEL_DIR, else models/<preset>-seed1 in the build directory
+// (the parent of this binary's directory).
+std::string DefaultModelDir(const std::string& preset) {
+  if (const char* env = std::getenv("LP_BENCH_MODEL_DIR")) return env;
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::string name = preset + "-seed1";
+  if (ec) return "models/" + name;
+  return (exe.parent_path().parent_path() / "models" / name).string();
+}
+
+// Loads the preset's model from dir, synthesizing it first if it is missing
+// or is another model.
+std::unique_ptr<km::Model> LoadOrSynthesize(const std::string& preset,
+                                            const std::string& dir) {
+  const km::ModelConfig want = Must(km::SynthPreset(preset), "--preset");
+  if (std::filesystem::exists(dir + "/model.safetensors")) {
+    auto m = km::Model::Load(dir);
+    if (m.ok() && (*m)->config() == want) return std::move(*m);
+  }
+  std::printf("synthesizing the %s model (seed 1) into %s ...\n",
+              preset.c_str(), dir.c_str());
+  std::fflush(stdout);
+  km::SynthOptions so;
+  so.seed = 1;
+  Must(km::SynthesizeModel(want, so, dir), "synth");
+  return Must(km::Model::Load(dir), "load");
+}
+
+// Stored bytes of the weights one decode step reads (see the top comment).
+int64_t WeightBytesPerToken(const km::Model& m) {
+  int64_t bytes = m.lm_head().bytes + m.final_norm().bytes;
+  for (int64_t l = 0; l < m.config().num_layers; ++l) {
+    const km::BlockWeights& w = m.block(l);
+    for (const km::TensorView* t :
+         {&w.input_norm, &w.post_norm, &w.q_proj, &w.k_proj, &w.v_proj,
+          &w.o_proj, &w.gate_proj, &w.up_proj, &w.down_proj}) {
+      bytes += t->bytes;
+    }
+  }
+  return bytes;
+}
+
+// Multiply-adds x2 of a prefill of t tokens: the layer matrices, causal
+// attention (scores and P.V) and the LM head on the last row.
+double PrefillFlops(const km::ModelConfig& c, int64_t t) {
+  const double h = c.hidden_size, f = c.intermediate_size;
+  const double qd = c.num_heads * c.head_dim, kvd = c.num_kv_heads * c.head_dim;
+  const double matrices = c.num_layers * (2 * qd * h + 2 * kvd * h + 3 * f * h);
+  const double attention = c.num_layers * 4.0 * qd * (double(t) * (t + 1) / 2);
+  return 2.0 * matrices * t + attention + 2.0 * c.vocab_size * h;
+}
+
+// Distinct pseudo-random prompts (never the synthetic specials).
+std::vector<int32_t> Prompt(int64_t n, uint64_t salt, int64_t vocab) {
+  std::vector<int32_t> p(n);
+  uint64_t x = 0x9E3779B97F4A7C15ull * (salt + 1);
+  for (int32_t& t : p) {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    t = static_cast<int32_t>((x >> 33) % static_cast<uint64_t>(vocab - 2));
+  }
+  return p;
+}
+
+int32_t Argmax(const float* x, int64_t n) {
+  int64_t best = 0;
+  for (int64_t i = 1; i < n; ++i) {
+    if (x[i] > x[best]) best = i;
+  }
+  return static_cast<int32_t>(best);
+}
+
+double Seconds(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Rates (tokens/s) of the timed repetitions.
+struct Rates {
+  std::vector<double> v;
+  double best() const {
+    return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+  }
+  double median() const {
+    if (v.empty()) return 0;
+    std::vector<double> s = v;
+    std::sort(s.begin(), s.end());
+    const size_t n = s.size();
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+  }
+};
+
+// ------------------------------------------------------------ LayerProof ---
+
+km::GenerationRequest Request(std::vector<int32_t> prompt, int64_t new_tokens) {
+  km::GenerationRequest r;
+  r.prompt = std::move(prompt);
+  r.max_new_tokens = new_tokens;
+  r.ignore_eos = true;
+  return r;
+}
+
+// One repetition of a workload returns its tokens/s; `rep` varies the
+// prompts.
+
+// `batch` sequences prefilled together, then o.steps timed decode steps.
+double EngineDecodeOnce(km::Engine& e, const Options& o, int64_t batch,
+                        int rep) {
+  const int64_t vocab = e.model().config().vocab_size;
+  for (int64_t b = 0; b < batch; ++b) {
+    Must(e.Add(Request(Prompt(o.prompt, 100 * rep + b, vocab), o.steps + 1)),
+         "Engine::Add");
+  }
+  Must(e.Step(), "Engine::Step (prefill)");
+  const auto t0 = Clock::now();
+  for (int64_t s = 0; s < o.steps; ++s) Must(e.Step(), "Engine::Step");
+  const double sec = Seconds(t0);
+  if (!e.idle()) Die(kernels::Internal("sequences left over"), "decode");
+  e.TakeFinished();
+  return double(batch * o.steps) / sec;
+}
+
+// One prompt of o.prefill tokens, timed up to its first token.
+double EnginePrefillOnce(km::Engine& e, const Options& o, int rep) {
+  const int64_t vocab = e.model().config().vocab_size;
+  Must(e.Add(Request(Prompt(o.prefill, 7000 + rep, vocab), 1)), "Engine::Add");
+  const auto t0 = Clock::now();
+  Must(e.Step(), "Engine::Step (prefill)");
+  const double sec = Seconds(t0);
+  if (!e.idle()) {
+    Die(kernels::Internal("prefill took more than one step"), "prefill");
+  }
+  e.TakeFinished();
+  return double(o.prefill) / sec;
+}
+
+// Diagnostic: the matrix products of one decode step alone (every layer
+// matrix, then the LM head, in the engine's order) at batch 1 and at batch
+// o.batch, as tokens/s.
+struct MatmulRates {
+  Rates b1, bn;
+};
+MatmulRates EngineMatmulsOnly(const km::Model& m, km::Executor& ex,
+                              const Options& o) {
+  std::vector<std::unique_ptr<km::Matrix>> mats;
+  int64_t widest = m.config().vocab_size;
+  for (int64_t l = 0; l < m.config().num_layers; ++l) {
+    const km::BlockWeights& w = m.block(l);
+    for (const km::TensorView* t : {&w.q_proj, &w.k_proj, &w.v_proj, &w.o_proj,
+                                    &w.gate_proj, &w.up_proj, &w.down_proj}) {
+      mats.push_back(Must(ex.PrepareMatrix(*t), "PrepareMatrix"));
+      widest = std::max({widest, t->shape[0], t->shape[1]});
+    }
+  }
+  mats.push_back(Must(ex.PrepareMatrix(m.lm_head()), "PrepareMatrix"));
+  std::vector<float> x(o.batch * widest, 0.01f), y(o.batch * widest);
+  MatmulRates r;
+  for (int64_t rows : {int64_t{1}, o.batch}) {
+    for (int rep = 0; rep <= o.reps; ++rep) {
+      const auto t0 = Clock::now();
+      for (int64_t s = 0; s < o.steps; ++s) {
+        for (const auto& w : mats) {
+          Must(ex.Gemm(x.data(), rows, *w, nullptr, y.data()), "Gemm");
+        }
+      }
+      const double rate = double(rows * o.steps) / Seconds(t0);
+      if (rep > 0) (rows == 1 ? r.b1 : r.bn).v.push_back(rate);
+    }
+  }
+  return r;
+}
+
+double PeerDecodeOnce(OpenblasLlama& p, const Options& o, int64_t batch,
+                      int rep) {
+  const int64_t vocab = p.config().vocab_size;
+  std::vector<float> logits(batch * vocab);
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<OpenblasLlama::SlotRows> rows;
+  for (int64_t b = 0; b < batch; ++b) {
+    prompts.push_back(Prompt(o.prompt, 100 * rep + b, vocab));
+    p.Reset(static_cast<int>(b));
+  }
+  for (int64_t b = 0; b < batch; ++b) {
+    rows.push_back({static_cast<int>(b), prompts[b].data(), o.prompt});
+  }
+  Must(p.Step(rows, logits.data()), "OpenblasLlama::Step (prefill)");
+  std::vector<int32_t> next(batch);
+  for (int64_t b = 0; b < batch; ++b) {
+    next[b] = Argmax(logits.data() + b * vocab, vocab);
+    rows[b] = {static_cast<int>(b), &next[b], 1};
+  }
+  const auto t0 = Clock::now();
+  for (int64_t s = 0; s < o.steps; ++s) {
+    Must(p.Step(rows, logits.data()), "OpenblasLlama::Step");
+    for (int64_t b = 0; b < batch; ++b) {
+      next[b] = Argmax(logits.data() + b * vocab, vocab);
+    }
+  }
+  return double(batch * o.steps) / Seconds(t0);
+}
+
+double PeerPrefillOnce(OpenblasLlama& p, const Options& o, int rep) {
+  const int64_t vocab = p.config().vocab_size;
+  std::vector<float> logits(vocab);
+  const std::vector<int32_t> prompt = Prompt(o.prefill, 7000 + rep, vocab);
+  p.Reset(0);
+  const auto t0 = Clock::now();
+  Must(p.Step({{0, prompt.data(), o.prefill}}, logits.data()),
+       "OpenblasLlama::Step (prefill)");
+  volatile int32_t first = Argmax(logits.data(), vocab);
+  (void)first;
+  return double(o.prefill) / Seconds(t0);
+}
+
+// OpenBLAS workers spin for a while after a call; let them settle so they do
+// not steal cycles from what runs next.
+void LetOpenblasSettle() {
+  openblas_set_num_threads(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+}
+
+// One warm-up and o.reps timed repetitions of `ours` and `peer`, taken in
+// turn so that both see the same machine. OpenBLAS runs on o.threads.
+void Alternate(const Options& o, const std::function<double(int)>& ours,
+               Rates* ours_rates, const std::function<double(int)>& peer,
+               Rates* peer_rates) {
+  for (int rep = 0; rep <= o.reps; ++rep) {
+    const double a = ours(rep);
+    openblas_set_num_threads(o.threads);
+    const double b = peer(rep);
+    LetOpenblasSettle();
+    if (rep > 0) {
+      ours_rates->v.push_back(a);
+      peer_rates->v.push_back(b);
+    }
+  }
+}
+
+// ----------------------------------------------------------------- report ---
+
+constexpr int kSanityPrompt = 8;
+constexpr int kSanityTokens = 8;
+
+struct EngineReference {
+  std::vector<int32_t> prompt, tokens;
+  std::vector<float> first_logits;  // logits after the prompt
+};
+
+EngineReference EngineGreedy(km::Engine& e) {
+  EngineReference ref;
+  const int64_t vocab = e.model().config().vocab_size;
+  ref.prompt = Prompt(kSanityPrompt, 424242, vocab);
+  km::FinishedSequence f =
+      Must(e.Generate(Request(ref.prompt, kSanityTokens)), "Generate");
+  ref.tokens = f.output;
+  std::vector<float> all(kSanityPrompt * vocab);
+  Must(e.Forward(ref.prompt, nullptr, 0, all.data()), "Forward");
+  ref.first_logits.assign(all.end() - vocab, all.end());
+  return ref;
+}
+
+// Prints how far the peer agrees with the engine.
+void CheckPeer(OpenblasLlama& p, const EngineReference& ref) {
+  const int64_t vocab = p.config().vocab_size;
+  std::vector<float> logits(vocab);
+  p.Reset(0);
+  Must(p.Step({{0, ref.prompt.data(), kSanityPrompt}}, logits.data()),
+       "OpenblasLlama::Step");
+  double max_diff = 0, max_ref = 0;
+  for (int64_t i = 0; i < vocab; ++i) {
+    max_diff =
+        std::max(max_diff, double(std::fabs(logits[i] - ref.first_logits[i])));
+    max_ref = std::max(max_ref, double(std::fabs(ref.first_logits[i])));
+  }
+  std::vector<int32_t> tokens;
+  for (int i = 0; i < kSanityTokens; ++i) {
+    int32_t t = Argmax(logits.data(), vocab);
+    tokens.push_back(t);
+    if (i + 1 < kSanityTokens) {
+      Must(p.Step({{0, &tokens.back(), 1}}, logits.data()),
+           "OpenblasLlama::Step");
+    }
+  }
+  int agree = 0;
+  for (int i = 0; i < kSanityTokens; ++i) agree += tokens[i] == ref.tokens[i];
+  std::printf(
+      "peer check: %d of the first %d greedy tokens agree with the engine; "
+      "first-position logits: max |diff| %.3g = %.2e of max |logit| %.3g\n",
+      agree, kSanityTokens, max_diff, max_diff / max_ref, max_ref);
+  std::printf("  engine:  ");
+  for (int32_t t : ref.tokens) std::printf(" %d", t);
+  std::printf("\n  openblas:");
+  for (int32_t t : tokens) std::printf(" %d", t);
+  std::printf("\n");
+}
+
+std::string Ratio(const Rates& a, const Rates& b) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "**%.2f×** / %.2f×", a.best() / b.best(),
+                a.median() / b.median());
+  return buf;
+}
+
+void Row(const char* workload, const std::string& who, const Rates& r,
+         const std::string& roof, const std::string& ratio) {
+  std::printf("| %s | %s | %.2f | %.2f | %s | %s |\n", workload, who.c_str(),
+              r.best(), r.median(), roof.c_str(), ratio.c_str());
+}
+
+std::string Percent(double rate, double roofline) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * rate / roofline);
+  return buf;
+}
+
+std::string Gflops(double rate, double flops_per_run, int64_t tokens) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "— (%.0f GFLOP/s)",
+                flops_per_run * rate / tokens / 1e9);
+  return buf;
+}
+
+int Run(const Options& o) {
+  const std::string load_start = LoadAverage();
+  std::printf(
+      "model_bench: preset %s, %d threads, %d timed reps (+1 warm-up)\n",
+      o.preset.c_str(), o.threads, o.reps);
+  std::printf("load average at start: %s\n", load_start.c_str());
+  const double bw_start =
+      MeasureReadBandwidth(o.threads, o.bw_bytes, o.bw_passes);
+  std::printf("read bandwidth (%d threads, %lld MiB buffer): %.2f GB/s\n",
+              o.threads, static_cast<long long>(o.bw_bytes >> 20),
+              bw_start / 1e9);
+
+  const std::string dir =
+      o.model_dir.empty() ? DefaultModelDir(o.preset) : o.model_dir;
+  std::unique_ptr<km::Model> model = LoadOrSynthesize(o.preset, dir);
+  const km::ModelConfig& c = model->config();
+  const int64_t bytes = WeightBytesPerToken(*model);
+  std::printf(
+      "model %s: hidden %lld, %lld layers, %lld heads / %lld KV heads, FFN "
+      "%lld, vocab %lld, %.3f B params\n",
+      dir.c_str(), (long long)c.hidden_size, (long long)c.num_layers,
+      (long long)c.num_heads, (long long)c.num_kv_heads,
+      (long long)c.intermediate_size, (long long)c.vocab_size,
+      km::ParameterCount(c) / 1e9);
+  const int64_t max_prompt = std::min<int64_t>(c.max_positions - 1, 8191);
+  if (o.prefill > max_prompt || o.prompt + o.steps + 1 > max_prompt) {
+    Die(kernels::InvalidArgument("prompt too long for the model"), "options");
+  }
+
+  kernels::Backend* backend = Must(kernels::DefaultBackend(), "backend");
+  backend->SetThreads(o.threads);
+  std::unique_ptr<km::Executor> executor =
+      Must(km::MakeExecutor(backend), "executor");
+  km::EngineOptions eo;
+  eo.max_step_rows = std::max<int64_t>(1024, o.prefill);
+  eo.max_sequences = std::max<int64_t>(64, o.batch);
+  std::unique_ptr<km::Engine> engine =
+      Must(km::Engine::Create(*model, executor.get(), eo), "Engine::Create");
+  const EngineReference ref = EngineGreedy(*engine);
+  std::printf("LayerProof backend: %s\n", std::string(backend->name()).c_str());
+  std::printf("OpenBLAS: %s (%s); OPENBLAS_CORETYPE %s, OPENBLAS_L2_SIZE %s\n",
+              openblas_get_corename(), openblas_get_config(),
+              std::getenv("OPENBLAS_CORETYPE")
+                  ? std::getenv("OPENBLAS_CORETYPE")
+                  : "unset",
+              std::getenv("OPENBLAS_L2_SIZE") ? std::getenv("OPENBLAS_L2_SIZE")
+                                              : "unset");
+  std::fflush(stdout);
+  openblas_set_num_threads(o.threads);
+  const int64_t peer_context = std::max(o.prefill, o.prompt + o.steps + 1) +
+                               kSanityPrompt + kSanityTokens;
+  std::unique_ptr<OpenblasLlama> peer = Must(
+      OpenblasLlama::Create(*model, static_cast<int>(o.batch), peer_context),
+      "OpenblasLlama::Create");
+  CheckPeer(*peer, ref);
+  LetOpenblasSettle();
+  const int64_t peer_bytes = peer->WeightBytesPerToken();
+
+  // Each workload alternates the two contenders, repetition by repetition.
+  Rates lp_b1, ob_b1, lp_bn, ob_bn, lp_pre, ob_pre;
+  Alternate(
+      o, [&](int rep) { return EngineDecodeOnce(*engine, o, 1, rep); }, &lp_b1,
+      [&](int rep) { return PeerDecodeOnce(*peer, o, 1, rep); }, &ob_b1);
+  const MatmulRates lp_mm = EngineMatmulsOnly(*model, *executor, o);
+  Alternate(
+      o, [&](int rep) { return EngineDecodeOnce(*engine, o, o.batch, rep); },
+      &lp_bn, [&](int rep) { return PeerDecodeOnce(*peer, o, o.batch, rep); },
+      &ob_bn);
+  Alternate(
+      o, [&](int rep) { return EnginePrefillOnce(*engine, o, rep); }, &lp_pre,
+      [&](int rep) { return PeerPrefillOnce(*peer, o, rep); }, &ob_pre);
+  peer.reset();
+  engine.reset();
+  executor.reset();
+
+  const double bw_end =
+      MeasureReadBandwidth(o.threads, o.bw_bytes, o.bw_passes);
+  const double bw = std::max(bw_start, bw_end);
+  const double roof = bw / bytes, peer_roof = bw / peer_bytes;
+  const double flops = PrefillFlops(c, o.prefill);
+
+  std::printf("\nload average at end: %s\n", LoadAverage().c_str());
+  std::printf(
+      "read bandwidth: %.2f GB/s at start, %.2f GB/s at end; best %.2f GB/s "
+      "is the roofline's\n",
+      bw_start / 1e9, bw_end / 1e9, bw / 1e9);
+  std::printf(
+      "weights read per decode step: %.1f MB bf16 (LayerProof), %.1f MB fp32 "
+      "(OpenBLAS): every layer matrix, the norms and the LM head; not the "
+      "embedding row or the KV cache\n",
+      bytes / 1e6, peer_bytes / 1e6);
+  std::printf(
+      "decode roofline: %.2f tokens/s (LayerProof), %.2f tokens/s (OpenBLAS) "
+      "at batch 1; x%lld at batch %lld (one weight pass per step)\n\n",
+      roof, peer_roof, (long long)o.batch, (long long)o.batch);
+  const int64_t llc = LastLevelCacheBytes();
+  const bool cached = llc > 0 && bytes < 2 * llc;
+  if (cached) {
+    std::printf(
+        "NOTE: the weights (%.1f MB) are under twice the last-level cache "
+        "(%.1f MB), so decode partly runs from cache and the DRAM roofline "
+        "does not bound it; use --preset medium for roofline figures\n\n",
+        bytes / 1e6, llc / 1e6);
+  }
+
+  const std::string lp_name =
+      "LayerProof (" + std::string(backend->name()) + ", bf16)";
+  const std::string ob_name = "OpenBLAS (fp32)";
+  const std::string b1 = "decode, batch 1";
+  const std::string bn = "decode, batch " + std::to_string(o.batch);
+  const std::string pre = "prefill " + std::to_string(o.prefill);
+  std::printf(
+      "| workload | contender | tokens/s (best) | tokens/s (median) | of "
+      "roofline (best) | LayerProof / OpenBLAS (best / median) |\n");
+  std::printf("|---|---|---|---|---|---|\n");
+  Row(b1.c_str(), lp_name, lp_b1, Percent(lp_b1.best(), roof),
+      Ratio(lp_b1, ob_b1));
+  Row(b1.c_str(), ob_name, ob_b1, Percent(ob_b1.best(), peer_roof), "—");
+  Row(bn.c_str(), lp_name, lp_bn, Percent(lp_bn.best(), roof * o.batch),
+      Ratio(lp_bn, ob_bn));
+  Row(bn.c_str(), ob_name, ob_bn, Percent(ob_bn.best(), peer_roof * o.batch),
+      "—");
+  Row(pre.c_str(), lp_name, lp_pre, Gflops(lp_pre.best(), flops, o.prefill),
+      Ratio(lp_pre, ob_pre));
+  Row(pre.c_str(), ob_name, ob_pre, Gflops(ob_pre.best(), flops, o.prefill),
+      "—");
+  const double b1_share = lp_b1.best() / roof;
+  const double gemv_share = lp_b1.best() / lp_mm.b1.best();
+  std::printf(
+      "\ndecode batch 1: LayerProof at %.0f%% of the roofline (target >= "
+      "70%%: %s)\n",
+      100 * b1_share,
+      cached            ? "not applicable, see NOTE"
+      : b1_share >= 0.7 ? "met"
+                        : "NOT met");
+  std::printf(
+      "diagnostic: LayerProof's matrix products of one decode step alone "
+      "(every matrix, no other op): batch 1 %.2f tokens/s = %.0f%% of the "
+      "roofline, decode batch 1 runs at %.0f%% of that; batch %lld %.2f "
+      "tokens/s = %.0f%% of its roofline, decode batch %lld runs at %.0f%% "
+      "of that\n",
+      lp_mm.b1.best(), 100 * lp_mm.b1.best() / roof, 100 * gemv_share,
+      (long long)o.batch, lp_mm.bn.best(),
+      100 * lp_mm.bn.best() / (roof * o.batch), (long long)o.batch,
+      100 * lp_bn.best() / lp_mm.bn.best());
+  std::printf(
+      "prefill GFLOP/s count 2 x multiply-adds of the layer matrices, causal "
+      "attention and the LM head on the last row (%.1f GFLOP per prompt)\n",
+      flops / 1e9);
+  return 0;
+}
+
+}  // namespace
+}  // namespace layerproof::bench
+
+int main(int argc, char** argv) {
+  layerproof::bench::Options o;
+  if (!layerproof::bench::ParseArgs(argc, argv, &o)) {
+    layerproof::bench::Usage();
+    return 2;
+  }
+  return layerproof::bench::Run(o);
+}
