@@ -38,7 +38,7 @@ class CpuBackend final : public Backend {
     // Decode (a few rows) is memory-bound: one equal slice per thread avoids
     // wake-ups and a ragged last task. Prefill is compute-bound: more tasks
     // than threads even out the load.
-    const int64_t per_thread = m <= 4 ? 1 : 8;
+    const int64_t per_thread = m <= 8 ? 1 : 8;
     const int64_t tasks =
         std::min<int64_t>(panels, per_thread * pool_->threads());
     const int64_t per_task = CeilDiv(panels, tasks) * ops_.gemm_n_align;

@@ -35,10 +35,13 @@ struct Avx512GemmIsa {
   static constexpr int kW = 16;       // fp32 lanes of V
   static constexpr int64_t kNR = 32;  // panel width: two zmm
   static constexpr int64_t kMR = 14;  // register tile rows: 28 accumulators
-  // Skinny kernels handle up to this many rows, SkinnyPanels(rows) panels at
-  // a time (8 .. 24 independent fma chains).
-  static constexpr int kSkinnyMaxRows = 3;
-  static constexpr int SkinnyPanels(int /*rows*/) { return 4; }
+  // Skinny kernels handle up to this many rows (a decode batch of 8 in one
+  // pass over the weights), SkinnyPanels(rows) panels at a time: 8 .. 24
+  // independent fma chains, at most 24 accumulators of the 32 zmm.
+  static constexpr int kSkinnyMaxRows = 8;
+  static constexpr int SkinnyPanels(int rows) {
+    return rows <= 3 ? 4 : rows == 4 ? 3 : rows <= 6 ? 2 : 1;
+  }
   // Software prefetch distance of the skinny kernels, in bytes of one panel.
   static constexpr int64_t kPrefetchBytes = 2048;
 

@@ -11,9 +11,10 @@
 // kernels/ref for every input, whatever the blocking.
 //
 // Two paths:
-//  * skinny (m <= Kernels::kSkinnyMaxRows, decode): the kernels stream whole
+//  * skinny (m <= kSkinnyBatchRows, decode): the kernels stream whole
 //    panels of packed weights once, upcasting in registers, several panels at
-//    a time for enough independent fma chains; memory-bound.
+//    a time for enough independent fma chains, the rows in groups of
+//    Kernels::kSkinnyMaxRows over each group of panels; memory-bound.
 //  * blocked (prefill): Goto-style with KC = kChunk. For each block of rows
 //    and each chunk, the x block is copied into a buffer with padded rows (a
 //    row stride of a multiple of 4 KiB would put every row of a register tile
@@ -58,6 +59,10 @@ inline constexpr int64_t kXStride = kChunk + 16;
 // they bound the x block (L2) and the partial stacks (a few MiB at most).
 inline constexpr int64_t kTilesPerBlock = 16;
 inline constexpr int64_t kPanelsPerGroup = 16;
+// Up to this many rows (decode batches) take the skinny path, which reads
+// the packed weights once from memory; beyond, the blocked path's reuse of
+// each upcast chunk across row tiles wins.
+inline constexpr int64_t kSkinnyBatchRows = 8;
 
 // One register tile: rows x NR outputs over one chunk.
 struct TileArgs {
@@ -110,33 +115,43 @@ struct PrefetchRegion {
   }
 };
 
-// Panels [p_begin, p_end) for m <= Kernels::kSkinnyMaxRows rows.
+// Panels [p_begin, p_end) for m <= kSkinnyBatchRows rows: per group of
+// panels, the rows in groups of at most Kernels::kSkinnyMaxRows. The first
+// row group streams the panels from memory; the later ones find them in L2
+// (a group of panels is at most a few hundred KiB for k <= 8192 bf16). Each
+// output is one skinny-kernel chain whatever its row group.
 template <class Kernels>
 void SkinnyColumns(const float* x, int64_t m, const PanelPacked& w,
                    const ChunkTreeSchedule& sched, const float* bias, float* y,
                    int64_t n_end, int64_t p_begin, int64_t p_end) {
   constexpr int64_t nr = Kernels::kNR;
+  constexpr int64_t max_rows = Kernels::kSkinnyMaxRows;
   const int64_t k = w.k();
   const int64_t n = w.n();
   thread_local AlignedBuffer<float> stack;
-  const int rows = static_cast<int>(m);
-  const int64_t np_max = Kernels::SkinnyPanels(rows);
-  stack.Reserve(static_cast<size_t>(sched.depth() * m * np_max * nr));
+  const int group_rows = static_cast<int>(std::min(m, max_rows));
+  // Fewer panels per call for more rows (register pressure): a row group of
+  // fewer rows may take as many as the largest group allows.
+  const int64_t np_max = Kernels::SkinnyPanels(group_rows);
+  stack.Reserve(static_cast<size_t>(sched.depth() * group_rows * np_max * nr));
   for (int64_t p = p_begin; p < p_end; p += np_max) {
     const int64_t np = std::min(np_max, p_end - p);
-    SkinnyArgs a;
-    a.x = x;
-    a.ldx = k;
-    a.k = k;
-    a.panels = w.panel(p);
-    a.panel_bytes = w.panel_bytes();
-    a.sched = &sched;
-    a.stack = stack.data();
-    a.bias = bias == nullptr ? nullptr : bias + p * nr;
-    a.y = y + p * nr;
-    a.ldy = n;
-    a.cols = std::min(n_end, (p + np) * nr) - p * nr;
-    Kernels::Skinny(w.dtype(), rows, static_cast<int>(np), a);
+    for (int64_t r0 = 0; r0 < m; r0 += max_rows) {
+      SkinnyArgs a;
+      a.x = x + r0 * k;
+      a.ldx = k;
+      a.k = k;
+      a.panels = w.panel(p);
+      a.panel_bytes = w.panel_bytes();
+      a.sched = &sched;
+      a.stack = stack.data();
+      a.bias = bias == nullptr ? nullptr : bias + p * nr;
+      a.y = y + r0 * n + p * nr;
+      a.ldy = n;
+      a.cols = std::min(n_end, (p + np) * nr) - p * nr;
+      Kernels::Skinny(w.dtype(), static_cast<int>(std::min(max_rows, m - r0)),
+                      static_cast<int>(np), a);
+    }
   }
 }
 
@@ -240,7 +255,7 @@ void GemmPanelColumns(const float* x, int64_t m, const PackedWeights& packed,
   const int64_t p_begin = n_begin / Kernels::kNR;
   const int64_t p_end = CeilDivI(n_end, Kernels::kNR);
   const ChunkTreeSchedule sched(CeilDivI(w.k(), kChunk));
-  if (m <= Kernels::kSkinnyMaxRows) {
+  if (m <= kSkinnyBatchRows) {
     SkinnyColumns<Kernels>(x, m, w, sched, bias, y, n_end, p_begin, p_end);
     return;
   }
