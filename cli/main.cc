@@ -6,6 +6,9 @@
 
 #include "cli/model_commands.h"
 #include "cli/selftest.h"
+#if defined(LAYERPROOF_WITH_STORE)
+#include "cli/store_commands.h"
+#endif
 
 namespace {
 
@@ -17,7 +20,13 @@ constexpr char kUsage[] =
     "  model      synth: write a synthetic model; digest: print a model's "
     "digest\n"
     "  generate   generate text from a prompt\n"
-    "  forward    per-layer hashes and logits of a token sequence (JSON)\n";
+    "  forward    per-layer hashes and logits of a token sequence (JSON)\n"
+#if defined(LAYERPROOF_WITH_STORE)
+    "  keygen     write an Ed25519 key pair (PREFIX.key, PREFIX.pub)\n"
+    "  log        verify-inclusion, verify-consistency, root: offline proof\n"
+    "             checks (exit 0 verified, 1 not verified, 2 bad input)\n"
+#endif
+    ;
 
 }  // namespace
 
@@ -32,6 +41,10 @@ int main(int argc, char** argv) {
   if (command == "model") return layerproof::cli::RunModelCommand(args);
   if (command == "generate") return layerproof::cli::RunGenerate(args);
   if (command == "forward") return layerproof::cli::RunForward(args);
+#if defined(LAYERPROOF_WITH_STORE)
+  if (command == "keygen") return layerproof::cli::RunKeygen(args);
+  if (command == "log") return layerproof::cli::RunLogCommand(args);
+#endif
   if (command == "--help" || command == "help") {
     std::fputs(kUsage, stdout);
     return 0;

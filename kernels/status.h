@@ -78,10 +78,12 @@ class [[nodiscard]] StatusOr {
 #define LP_KERNELS_CONCAT_INNER(a, b) a##b
 #define LP_KERNELS_CONCAT(a, b) LP_KERNELS_CONCAT_INNER(a, b)
 
-#define LP_RETURN_IF_ERROR(expr)                       \
-  do {                                                 \
-    ::layerproof::kernels::Status lp_status_ = (expr); \
-    if (!lp_status_.ok()) return lp_status_;           \
+// Both macros work with kernels::Status/StatusOr and with absl::Status/
+// StatusOr (store/ and the services use the same names).
+#define LP_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    auto lp_status_ = (expr);                \
+    if (!lp_status_.ok()) return lp_status_; \
   } while (0)
 
 #define LP_ASSIGN_OR_RETURN(lhs, expr) \

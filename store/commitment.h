@@ -1,0 +1,65 @@
+// The contents of the log's records (proto/layerproof/v1/records.proto):
+// the salted digests a Commitment carries instead of tokens and seeds
+// (DESIGN §5 "Privacy"), and the structural checks every Commitment and
+// Verdict passes before it is signed or after it is parsed.
+//
+//   TokenDigest = SHA-256("layerproof.tokens.v1\0" ‖ u32 len(salt) ‖ salt
+//                         ‖ u64 count ‖ i32 id[0] ‖ … ‖ i32 id[count-1])
+//   SeedDigest  = SHA-256("layerproof.seed.v1\0" ‖ u32 len(salt) ‖ salt
+//                         ‖ u64 seed)
+//
+// integers little-endian, "\0" one zero byte ending the tag; the salt is
+// framed as in the layer hashes (kernels/model/layer_hash.h). A client that
+// holds its salt recomputes both from the tokens it received.
+//
+// Validation checks what a record says about itself (sizes, ranges, enum
+// values, consistency between fields); it never consults a model or the
+// log. Its messages name the field, the value and what was wanted, e.g.
+// "Commitment.layer_hashes[3]: got 31 bytes, want 32".
+//
+// Thread safety: pure functions.
+#ifndef LAYERPROOF_STORE_COMMITMENT_H_
+#define LAYERPROOF_STORE_COMMITMENT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "absl/status/status.h"
+#include "layerproof/v1/records.pb.h"
+#include "store/crypto.h"
+
+namespace layerproof::store {
+
+// The per-request secret salt is this long (DESIGN §5).
+inline constexpr size_t kSaltBytes = 32;
+inline constexpr size_t kRequestIdBytes = 16;
+inline constexpr size_t kDigestBytes = 32;
+inline constexpr size_t kMaxClientNonceBytes = 64;
+inline constexpr size_t kMaxNodeIdChars = 256;  // prover_id, verifier_id
+inline constexpr size_t kMaxVerdictDetailBytes = 4096;
+inline constexpr uint32_t kMaxLayers = 1024;  // so H_0..H_L is <= 1025 hashes
+inline constexpr uint32_t kMaxHiddenSize = uint32_t{1} << 20;
+// prompt_tokens + output_tokens; far above any context length served.
+inline constexpr uint64_t kMaxCommittedTokens = uint64_t{1} << 24;
+
+// The salted digest of a token sequence (prompt or output). `salt` is at
+// most 2^32 - 1 bytes (kSaltBytes in records).
+Sha256Hash TokenDigest(Bytes salt, std::span<const int32_t> ids);
+
+// The salted digest of a sampling seed.
+Sha256Hash SeedDigest(Bytes salt, uint64_t seed);
+
+// OK when `c` is a well-formed Commitment (records.proto states every
+// field's rule); InvalidArgument naming the first offending field
+// otherwise.
+absl::Status ValidateCommitment(const v1::Commitment& c);
+
+// OK when `v` is a well-formed Verdict; InvalidArgument naming the first
+// offending field otherwise. A PASS must have head_checked; `mismatch` is
+// present exactly for FAIL_MISMATCH.
+absl::Status ValidateVerdict(const v1::Verdict& v);
+
+}  // namespace layerproof::store
+
+#endif  // LAYERPROOF_STORE_COMMITMENT_H_
