@@ -1,7 +1,9 @@
 // `layerproof log ...`: offline checks of the log's Merkle proofs and roots
 // (store/merkle.h). They need nothing but hashes, so clients and third
-// parties can run them anywhere. Exit codes: 0 verified (or printed), 1 a
-// well-formed proof that does not verify, 2 malformed input or usage.
+// parties can run them anywhere; `fsck` checks a log directory read-only
+// with the public key. Exit codes: 0 verified (or printed), 1 a well-formed
+// proof that does not verify (fsck: an inconsistent log), 2 malformed input
+// or usage.
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -14,8 +16,10 @@
 #include "absl/status/status.h"
 #include "cli/flags.h"
 #include "cli/store_commands.h"
+#include "store/checkpoint.h"
 #include "store/crypto.h"
 #include "store/merkle.h"
+#include "store/rocksdb_log.h"
 
 namespace layerproof::cli {
 namespace {
@@ -188,6 +192,42 @@ int RunRoot(const std::vector<std::string>& args) {
   return kVerified;
 }
 
+// Exit 0 with the size and root when the log is consistent, 1 with the first
+// inconsistency (DataLoss), 2 when the key or the directory cannot be read.
+int RunFsck(const std::vector<std::string>& args) {
+  const std::string command = "fsck";
+  Parsed parsed =
+      ParseFlags(command, {"--db", "--origin", "--key-name", "--pub"}, args);
+  if (parsed.exit_code) return *parsed.exit_code;
+  const Flags& flags = parsed.flags;
+  if (flags.Get("--origin").empty())
+    return BadInput(command, "--origin: empty");
+  if (flags.Get("--key-name").empty()) {
+    return BadInput(command, "--key-name: empty");
+  }
+  absl::StatusOr<store::Ed25519PublicKey> key =
+      store::ReadPublicKeyFile(flags.Get("--pub"));
+  if (!key.ok()) {
+    return BadInput(command, "--pub: " + std::string(key.status().message()));
+  }
+  const store::CheckpointVerifier verifier(flags.Get("--key-name"), *key);
+  absl::StatusOr<store::LogFsckReport> report = store::RocksDbLog::Fsck(
+      flags.Get("--db"), flags.Get("--origin"), verifier);
+  if (!report.ok()) {
+    if (report.status().code() == absl::StatusCode::kDataLoss) {
+      std::printf("INCONSISTENT: %s\n",
+                  std::string(report.status().message()).c_str());
+      return kNotVerified;
+    }
+    return BadInput(command, "--db: " + std::string(report.status().message()));
+  }
+  std::printf("consistent\nsize %llu\nroot %s\ncheckpoint size %llu\n",
+              static_cast<unsigned long long>(report->size),
+              store::HexEncode(report->root).c_str(),
+              static_cast<unsigned long long>(report->checkpoint_size));
+  return kVerified;
+}
+
 constexpr Subcommand kSubcommands[] = {
     {"verify-inclusion",
      "--leaf-hash H --index I --size N --root R --proof h1,h2,...",
@@ -201,6 +241,10 @@ constexpr Subcommand kSubcommands[] = {
      "print the RFC 6962 root of F: one leaf per line, the hex of its data\n"
      "      (an empty line is an empty leaf)",
      RunRoot},
+    {"fsck", "--db DIR --origin ORIGIN --key-name NAME --pub KEY.pub",
+     "re-derive the tree of the log in DIR from its leaves (read-only) and\n"
+     "      check it against the last checkpoint, signed by KEY.pub",
+     RunFsck},
 };
 
 void PrintUsage(std::FILE* out) {
@@ -210,7 +254,8 @@ void PrintUsage(std::FILE* out) {
   }
   std::fputs(
       "Hashes are 64 hex digits; an empty --proof \"\" is the empty proof.\n"
-      "Exit: 0 verified, 1 not verified, 2 malformed input.\n",
+      "Exit: 0 verified, 1 not verified (fsck: inconsistent), 2 malformed\n"
+      "input.\n",
       out);
 }
 

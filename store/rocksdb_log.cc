@@ -35,11 +35,13 @@ rocksdb::Slice ToSlice(const std::string& s) { return {s.data(), s.size()}; }
 
 class RocksDbStorage final : public internal::LogStorage {
  public:
+  // Read-only: no lock, no writes (Write and WriteCheckpoint then fail),
+  // and the directory must hold a log already.
   static absl::StatusOr<std::unique_ptr<RocksDbStorage>> Open(
-      const std::string& dir) {
+      const std::string& dir, bool read_only = false) {
     rocksdb::DBOptions options;
-    options.create_if_missing = true;
-    options.create_missing_column_families = true;
+    options.create_if_missing = !read_only;
+    options.create_missing_column_families = !read_only;
     std::vector<rocksdb::ColumnFamilyDescriptor> families;
     for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(),
                              internal::kLeavesFamily, internal::kByHashFamily,
@@ -49,7 +51,9 @@ class RocksDbStorage final : public internal::LogStorage {
     std::vector<rocksdb::ColumnFamilyHandle*> handles;
     rocksdb::DB* db = nullptr;
     rocksdb::Status s =
-        rocksdb::DB::Open(options, dir, families, &handles, &db);
+        read_only ? rocksdb::DB::OpenForReadOnly(options, dir, families,
+                                                 &handles, &db)
+                  : rocksdb::DB::Open(options, dir, families, &handles, &db);
     LP_RETURN_IF_ERROR(FromRocks(s, Cat("open ", dir)));
     return std::unique_ptr<RocksDbStorage>(
         new RocksDbStorage(std::unique_ptr<rocksdb::DB>(db), handles));
@@ -186,6 +190,40 @@ absl::StatusOr<std::unique_ptr<Log>> RocksDbLog::Open(const std::string& dir,
         Cat("log ", dir, ": ", std::string(log.status().message())));
   }
   return std::unique_ptr<Log>(*std::move(log));
+}
+
+absl::StatusOr<LogFsckReport> RocksDbLog::Fsck(
+    const std::string& dir, const std::string& origin,
+    const CheckpointVerifier& verifier) {
+  LP_ASSIGN_OR_RETURN(std::unique_ptr<RocksDbStorage> storage,
+                      RocksDbStorage::Open(dir, /*read_only=*/true));
+  auto in_dir = [&](const absl::Status& s) {
+    return absl::Status(s.code(),
+                        Cat("log ", dir, ": ", std::string(s.message())));
+  };
+  absl::StatusOr<uint64_t> size = storage->StoredSize();
+  if (!size.ok()) return in_dir(size.status());
+  absl::StatusOr<std::optional<std::string>> note = storage->StoredCheckpoint();
+  if (!note.ok()) return in_dir(note.status());
+  LogFsckReport report;
+  report.size = *size;
+  if (!note->has_value()) {
+    if (*size == 0) {
+      report.root = EmptyRoot();
+      return report;
+    }
+    return in_dir(absl::DataLossError(
+        Cat("fsck: no signed checkpoint for ", *size, " leaves")));
+  }
+  absl::StatusOr<Sha256Hash> root =
+      internal::FsckStorage(*storage, *size, **note, verifier, origin);
+  if (!root.ok()) return in_dir(root.status());
+  report.root = *root;
+  // FsckStorage verified the note; this cannot fail.
+  absl::StatusOr<Checkpoint> cp = verifier.Verify(**note, origin);
+  if (!cp.ok()) return in_dir(cp.status());
+  report.checkpoint_size = cp->size;
+  return report;
 }
 
 }  // namespace layerproof::store

@@ -343,8 +343,15 @@ absl::StatusOr<std::string> SequencedLog::LatestCheckpoint() const {
 absl::Status SequencedLog::Fsck() const {
   // The checkpoint first: the size only grows, so it covers the checkpoint.
   LP_ASSIGN_OR_RETURN(const std::string note, LatestCheckpoint());
-  const uint64_t size = Size();
-  absl::StatusOr<Checkpoint> cp = verifier_.Verify(note, options_.origin);
+  return FsckStorage(*storage_, Size(), note, verifier_, options_.origin)
+      .status();
+}
+
+absl::StatusOr<Sha256Hash> FsckStorage(const LogStorage& storage, uint64_t size,
+                                       const std::string& note,
+                                       const CheckpointVerifier& verifier,
+                                       const std::string& origin) {
+  absl::StatusOr<Checkpoint> cp = verifier.Verify(note, origin);
   if (!cp.ok()) {
     return WithContext(cp.status(), absl::StatusCode::kDataLoss,
                        "fsck: the latest checkpoint");
@@ -361,14 +368,14 @@ absl::Status SequencedLog::Fsck() const {
   std::optional<Sha256Hash> root_at_checkpoint;
   if (cp->size == 0) root_at_checkpoint = EmptyRoot();
   for (uint64_t i = 0; i < size; ++i) {
-    absl::StatusOr<std::string> leaf = Entry(i);
+    absl::StatusOr<std::string> leaf = storage.Leaf(i);
     if (!leaf.ok()) {
       return WithContext(leaf.status(), absl::StatusCode::kDataLoss,
                          Cat("fsck: leaf ", i));
     }
     const Sha256Hash leaf_hash = LeafHash(*leaf);
     absl::StatusOr<std::optional<uint64_t>> indexed =
-        storage_->FindLeafHash(leaf_hash);
+        storage.FindLeafHash(leaf_hash);
     if (!indexed.ok()) return indexed.status();
     if (!indexed->has_value() || **indexed != i) {
       return absl::DataLossError(Cat(
@@ -377,7 +384,7 @@ absl::Status SequencedLog::Fsck() const {
                                : std::string("no index")));
     }
     for (const PerfectNode& n : rebuilt.Append(leaf_hash)) {
-      absl::StatusOr<Sha256Hash> stored = storage_->Node(n.level, n.index);
+      absl::StatusOr<Sha256Hash> stored = storage.Node(n.level, n.index);
       if (!stored.ok()) {
         return WithContext(stored.status(), absl::StatusCode::kDataLoss,
                            Cat("fsck: node (", n.level, ", ", n.index, ")"));
@@ -390,7 +397,7 @@ absl::Status SequencedLog::Fsck() const {
     }
     if (rebuilt.size() == cp->size) root_at_checkpoint = rebuilt.Root();
   }
-  absl::StatusOr<Sha256Hash> root = RootAt(*storage_, size);
+  absl::StatusOr<Sha256Hash> root = RootAt(storage, size);
   if (!root.ok()) {
     return WithContext(root.status(), absl::StatusCode::kDataLoss,
                        Cat("fsck: the root at size ", size));
@@ -405,7 +412,7 @@ absl::Status SequencedLog::Fsck() const {
         Cat("fsck: the checkpoint of size ", cp->size, " has root ",
             Hex(cp->root), " but the leaves give ", Hex(*root_at_checkpoint)));
   }
-  return absl::OkStatus();
+  return *root;
 }
 
 }  // namespace layerproof::store::internal

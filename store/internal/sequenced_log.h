@@ -23,11 +23,23 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "store/checkpoint.h"
 #include "store/internal/log_storage.h"
 #include "store/log.h"
 #include "store/merkle.h"
 
 namespace layerproof::store::internal {
+
+// The checks of Log::Fsck over `storage`'s first `size` leaves against the
+// signed checkpoint `note` (verified by `verifier`, its origin `origin`):
+// the note's signature, its size <= `size` and its root, each leaf's hash
+// index, every perfect node and the root at `size`. Reads only; returns the
+// root of the first `size` leaves, or the first problem (DataLoss naming
+// it). Reads every leaf: O(size).
+absl::StatusOr<Sha256Hash> FsckStorage(const LogStorage& storage, uint64_t size,
+                                       const std::string& note,
+                                       const CheckpointVerifier& verifier,
+                                       const std::string& origin);
 
 class SequencedLog : public Log {
  public:
