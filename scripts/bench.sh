@@ -11,6 +11,13 @@
 # synthesizes the medium model (~1.7 GB) into build-bench/models/, or into
 # $LP_BENCH_MODEL_DIR when set, and later runs reuse it.
 #
+# log_bench (the transparency log's durable appends and proofs, not a Google
+# Benchmark program) runs after it with LAYERPROOF_LOG_BENCH_ARGS, e.g.
+# LAYERPROOF_LOG_BENCH_ARGS=--quick. Its first run builds a 1,000,000-leaf
+# log (~1.1 GB) into build-bench/bench-data/ and later runs reuse it; its
+# temporary databases go to build-bench/bench-tmp/, on the build's
+# filesystem, since /tmp may be tmpfs.
+#
 # OpenBLAS (the peer in gemm_bench and model_bench) honours OPENBLAS_CORETYPE
 # and OPENBLAS_L2_SIZE; some machines set them to pin old, slow kernels, so
 # the benchmarks run with both unset and OpenBLAS picks its own kernels.
@@ -20,7 +27,7 @@ cd "$(dirname "$0")/.."
 # shellcheck disable=SC2086  # word splitting of the extra options is wanted
 cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DLAYERPROOF_BUILD_TESTS=OFF ${LAYERPROOF_BENCH_CMAKE_ARGS:-} >/dev/null
-cmake --build build-bench --target gemm_bench ops_bench model_bench
+cmake --build build-bench --target gemm_bench ops_bench model_bench log_bench
 
 run() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@"; }
 
@@ -28,3 +35,5 @@ run build-bench/bench/gemm_bench "$@"
 run build-bench/bench/ops_bench "$@"
 # shellcheck disable=SC2086  # word splitting of the options is wanted
 run build-bench/bench/model_bench ${LAYERPROOF_MODEL_BENCH_ARGS:-}
+# shellcheck disable=SC2086  # word splitting of the options is wanted
+build-bench/bench/log_bench ${LAYERPROOF_LOG_BENCH_ARGS:-}
