@@ -86,7 +86,9 @@ class RocksDbStorage final : public internal::LogStorage {
         FromRocks(wb.Put(meta_, internal::kSizeKey,
                          ToSlice(internal::EncodeU64(batch.new_size))),
                   "put"));
-    return FromRocks(db_->Write(SyncWrite(), &wb),
+    rocksdb::WriteOptions options = SyncWrite();
+    options.sync = batch.sync;
+    return FromRocks(db_->Write(options, &wb),
                      Cat("write of leaves from ", batch.first_index));
   }
 

@@ -28,6 +28,11 @@ struct LogBatch {
   std::vector<Sha256Hash> leaf_hashes;
   std::vector<PerfectNode> nodes;
   uint64_t new_size = 0;
+  // False when the caller writes a synced checkpoint right after: the WAL
+  // is sequential and a synced write makes every earlier record durable, so
+  // one fsync covers the batch and its checkpoint. Nothing is acknowledged
+  // before that fsync.
+  bool sync = true;
 };
 
 class LogStorage : public TreeReader {

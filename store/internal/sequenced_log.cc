@@ -137,6 +137,9 @@ absl::Status SequencedLog::SignCheckpoint() {
                        "signing a checkpoint");
   }
   LP_RETURN_IF_ERROR(storage_->WriteCheckpoint(*note));
+  // The leaves it covers are durable now (see IntegrateBatch); readers see
+  // them no later than the checkpoint.
+  if (size_.load() < size) size_.store(size);
   signed_size_ = size;
   signed_root_ = root;
   last_signed_ = absl::Now();
@@ -244,20 +247,32 @@ void SequencedLog::IntegrateBatch(
       if (r.ok() && r->index >= write.first_index) r = s;
     }
   };
+  // When a checkpoint is due after this batch, the batch is written without
+  // its own fsync: the checkpoint's synced write makes both durable at once
+  // (LogBatch::sync), and readers see the new size only after it.
+  const bool checkpoint_follows =
+      !write.leaves.empty() && absl::Now() >= NextCheckpointTime();
+  bool written = false;
   if (!write.leaves.empty()) {
     write.new_size = builder_.size();
+    write.sync = !checkpoint_follows;
     absl::Status s = storage_->Write(write);
     if (!s.ok()) {
       builder_ = before;
       fail_new(s);
     } else {
-      size_.store(write.new_size);
+      written = true;
+      if (!checkpoint_follows) size_.store(write.new_size);
     }
   }
   if (CheckpointDue()) {
     absl::Status s = TrySignCheckpoint();
     if (!s.ok()) fail_new(s);
   }
+  // Published even when the checkpoint failed: the leaves are in the store
+  // (and durable once any later synced write passes), and their callers got
+  // the checkpoint's error.
+  if (written && checkpoint_follows) size_.store(write.new_size);
   for (size_t i = 0; i < batch.size(); ++i) {
     batch[i]->done.set_value(std::move(results[i]));
   }

@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -209,13 +210,22 @@ TEST(LogCrashTest, AcknowledgedAppendsSurviveSigkill) {
     if (acked.size() == acked_before) ++kills_before_an_ack;
     const uint64_t min_size = acked.empty() ? 0 : acked.rbegin()->first + 1;
 
-    // The directory as the crash left it, read-only.
-    absl::StatusOr<LogFsckReport> report =
-        RocksDbLog::Fsck(dir, kOrigin, verifier);
-    ASSERT_TRUE(report.ok()) << report.status();
-    EXPECT_GE(report->size, min_size);
-    EXPECT_GE(report->checkpoint_size, previous.size);
-    if (report->checkpoint_size < report->size) ++kills_before_signing;
+    // The directory as the crash left it, read-only. A kill before RocksDB
+    // finished creating the database (no CURRENT yet, nothing ever
+    // acknowledged) leaves nothing to check; the next Open creates it.
+    const bool never_created =
+        acked.empty() &&
+        !std::filesystem::exists(std::filesystem::path(dir) / "CURRENT");
+    std::optional<LogFsckReport> report;
+    if (!never_created) {
+      absl::StatusOr<LogFsckReport> fsck =
+          RocksDbLog::Fsck(dir, kOrigin, verifier);
+      ASSERT_TRUE(fsck.ok()) << fsck.status();
+      report = *fsck;
+      EXPECT_GE(report->size, min_size);
+      EXPECT_GE(report->checkpoint_size, previous.size);
+      if (report->checkpoint_size < report->size) ++kills_before_signing;
+    }
 
     LogOptions options;
     options.origin = kOrigin;
@@ -224,7 +234,7 @@ TEST(LogCrashTest, AcknowledgedAppendsSurviveSigkill) {
         RocksDbLog::Open(dir, options);
     ASSERT_TRUE(opened.ok()) << opened.status();
     const Log& log = **opened;
-    ASSERT_EQ(log.Size(), report->size);
+    if (report) ASSERT_EQ(log.Size(), report->size);
     ASSERT_GE(log.Size(), min_size);
 
     for (const auto& [index, leaf] : acked) {
@@ -249,7 +259,7 @@ TEST(LogCrashTest, AcknowledgedAppendsSurviveSigkill) {
     absl::StatusOr<Sha256Hash> root = log.Root(cp->size);
     ASSERT_TRUE(root.ok()) << root.status();
     EXPECT_EQ(HexEncode(*root), HexEncode(cp->root));
-    EXPECT_EQ(HexEncode(report->root), HexEncode(cp->root));
+    if (report) EXPECT_EQ(HexEncode(report->root), HexEncode(cp->root));
     absl::StatusOr<std::vector<Sha256Hash>> proof =
         log.ConsistencyProof(previous.size, cp->size);
     ASSERT_TRUE(proof.ok()) << proof.status();
