@@ -5,10 +5,13 @@
 #include <type_traits>
 #include <utility>
 
+#include "store/internal/str_cat.h"
 #include "store/status.h"
 
 namespace layerproof::store {
 namespace {
+
+using internal::Cat;
 
 constexpr char kBase64[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -18,22 +21,6 @@ constexpr uint8_t kEd25519Algorithm = 0x01;
 // looking at it.
 constexpr size_t kMaxNoteBytes = 1 << 20;
 constexpr int kMaxSignatures = 100;
-
-void AppendPart(std::string& out, std::string_view s) { out.append(s); }
-void AppendPart(std::string& out, const char* s) { out.append(s); }
-void AppendPart(std::string& out, const std::string& s) { out.append(s); }
-template <typename T>
-requires std::is_integral_v<T>
-void AppendPart(std::string& out, T v) { out.append(std::to_string(v)); }
-
-// Debian's Abseil has its own string_view type, so strings are built with
-// the standard library.
-template <typename... Parts>
-std::string Cat(const Parts&... parts) {
-  std::string out;
-  (AppendPart(out, parts), ...);
-  return out;
-}
 
 std::vector<std::string_view> SplitLines(std::string_view text) {
   std::vector<std::string_view> lines;

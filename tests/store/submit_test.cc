@@ -8,35 +8,14 @@
 #include <string>
 
 #include "store/memory_log.h"
+#include "tests/store/records_fixture.h"
 
 namespace layerproof::store {
 namespace {
 
 constexpr size_t kMaxBytes = 64 * 1024;
 
-std::string Filled(size_t n, char c) { return std::string(n, c); }
-
-v1::Commitment ValidCommitment() {
-  v1::Commitment c;
-  c.set_request_id(Filled(16, '\x01'));
-  c.set_prover_id("prover-eu-1");
-  c.set_model_digest(Filled(32, '\x02'));
-  c.set_spec_version(1);
-  c.set_prompt_digest(Filled(32, '\x03'));
-  c.set_prompt_tokens(5);
-  c.set_output_digest(Filled(32, '\x04'));
-  c.set_output_tokens(3);
-  c.mutable_sampling()->set_temperature(0.7f);
-  c.mutable_sampling()->set_top_k(40);
-  c.mutable_sampling()->set_top_p(0.95f);
-  c.set_seed_digest(Filled(32, '\x05'));
-  c.set_num_layers(4);
-  for (int l = 0; l <= 4; ++l) c.add_layer_hashes(Filled(32, char(0x10 + l)));
-  c.set_hidden_size(64);
-  c.set_created_at_unix_nanos(1764460000000000000);
-  c.set_finish_reason(v1::FINISH_REASON_STOP);
-  return c;
-}
+using fixture::ValidCommitment;
 
 Ed25519PrivateKey Key(uint8_t fill) {
   std::array<uint8_t, 32> seed;
