@@ -38,6 +38,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/machine.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/dispatch.h"
@@ -46,34 +47,12 @@
 namespace layerproof::kernels {
 namespace {
 
+using bench::LastLevelCacheBytes;
+
 using Clock = std::chrono::steady_clock;
 
 // ---------------------------------------------------------------------------
 // Machine facts and buffers.
-
-// Size of the largest (last-level) data or unified cache of cpu0, from sysfs.
-int64_t LastLevelCacheBytes() {
-  int64_t best = 0;
-  int best_level = 0;
-  for (int i = 0; i < 8; ++i) {
-    const std::string dir =
-        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-    std::ifstream level_f(dir + "level"), size_f(dir + "size"),
-        type_f(dir + "type");
-    int level = 0;
-    std::string size, type;
-    if (!(level_f >> level) || !(size_f >> size) || !(type_f >> type)) break;
-    if (type == "Instruction") continue;
-    int64_t bytes = std::atoll(size.c_str());
-    if (size.back() == 'K') bytes <<= 10;
-    if (size.back() == 'M') bytes <<= 20;
-    if (level > best_level) {
-      best_level = level;
-      best = bytes;
-    }
-  }
-  return best > 0 ? best : int64_t{64} << 20;
-}
 
 // Bytes every rotation set (and the bandwidth buffer) must exceed.
 int64_t ColdBytes() { return 4 * LastLevelCacheBytes(); }
@@ -539,8 +518,8 @@ int main(int argc, char** argv) {
     const char* v = std::getenv(var);
     benchmark::AddCustomContext(var, v == nullptr ? "(unset)" : v);
   }
-  benchmark::AddCustomContext("llc_bytes",
-                              std::to_string(LastLevelCacheBytes()));
+  benchmark::AddCustomContext(
+      "llc_bytes", std::to_string(layerproof::bench::LastLevelCacheBytes()));
   benchmark::AddCustomContext("cold_set_bytes", std::to_string(ColdBytes()));
   RegisterAll();
   benchmark::Initialize(&argc, argv);

@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/machine.h"
 #include "bench/memory_bandwidth.h"
 #include "bench/openblas_llama.h"
 #include "kernels/dispatch.h"
@@ -116,30 +117,6 @@ T Must(StatusOr<T> v, const char* what) {
 }
 void Must(const Status& s, const char* what) {
   if (!s.ok()) Die(s, what);
-}
-
-// Size of cpu0's largest data or unified cache, from sysfs (0 if unknown).
-int64_t LastLevelCacheBytes() {
-  int64_t best = 0;
-  int best_level = 0;
-  for (int i = 0; i < 8; ++i) {
-    const std::string dir =
-        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-    std::ifstream level_f(dir + "level"), size_f(dir + "size"),
-        type_f(dir + "type");
-    int level = 0;
-    std::string size, type;
-    if (!(level_f >> level) || !(size_f >> size) || !(type_f >> type)) break;
-    if (type == "Instruction") continue;
-    int64_t bytes = std::atoll(size.c_str());
-    if (size.back() == 'K') bytes <<= 10;
-    if (size.back() == 'M') bytes <<= 20;
-    if (level > best_level) {
-      best_level = level;
-      best = bytes;
-    }
-  }
-  return best;
 }
 
 std::string LoadAverage() {
@@ -565,7 +542,7 @@ int Run(const Options& o) {
       "decode roofline: %.2f tokens/s (LayerProof), %.2f tokens/s (OpenBLAS) "
       "at batch 1; x%lld at batch %lld (one weight pass per step)\n\n",
       roof, peer_roof, (long long)o.batch, (long long)o.batch);
-  const int64_t llc = LastLevelCacheBytes();
+  const int64_t llc = layerproof::bench::LastLevelCacheBytes();
   const bool cached = llc > 0 && bytes < 2 * llc;
   if (cached) {
     std::printf(

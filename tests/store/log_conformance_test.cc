@@ -22,9 +22,12 @@
 #include "store/memory_log.h"
 #include "store/merkle.h"
 #include "store/rocksdb_log.h"
+#include "tests/store/temp_dir.h"
 
 namespace layerproof::store {
 namespace {
+
+using fixture::TempDir;
 
 constexpr char kOrigin[] = "layerproof.test/log";
 constexpr char kKeyName[] = "layerproof.test";
@@ -46,27 +49,6 @@ LogOptions TestOptions() {
   o.signer = TestSigner();
   return o;
 }
-
-// A fresh directory under the system's temporary directory, removed with
-// everything in it when the object goes.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "lp_log_XXXXXX").string();
-    const char* made = mkdtemp(pattern.data());
-    EXPECT_NE(made, nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 struct MemoryBackend {
   absl::StatusOr<std::unique_ptr<Log>> Open(LogOptions options) {

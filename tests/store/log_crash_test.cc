@@ -40,9 +40,12 @@
 #include "store/log.h"
 #include "store/merkle.h"
 #include "store/rocksdb_log.h"
+#include "tests/store/temp_dir.h"
 
 namespace layerproof::store {
 namespace {
+
+using fixture::TempDir;
 
 // As in log_crash_child.cc.
 constexpr char kOrigin[] = "layerproof.test/crash";
@@ -66,25 +69,6 @@ std::shared_ptr<const CheckpointSigner> TestSigner() {
   EXPECT_TRUE(signer.ok()) << signer.status();
   return std::make_shared<const CheckpointSigner>(*std::move(signer));
 }
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "lp_crash_XXXXXX").string();
-    const char* made = mkdtemp(pattern.data());
-    EXPECT_NE(made, nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // The child's acknowledged appends, parsed from its stdout.
 class AckReader {
