@@ -16,6 +16,7 @@ namespace {
 // terminating NUL, which is that byte).
 constexpr char kTokensTag[] = "layerproof.tokens.v1";
 constexpr char kSeedTag[] = "layerproof.seed.v1";
+constexpr char kNonceSeedTag[] = "layerproof.nonce-seed.v1";
 
 void UpdateLe(Sha256Hasher& h, uint64_t v, int bytes) {
   uint8_t b[8];
@@ -128,6 +129,23 @@ Sha256Hash SeedDigest(Bytes salt, uint64_t seed) {
   return h.Final();
 }
 
+std::string DigestKey(Bytes salt, Bytes request_id) {
+  std::string key(reinterpret_cast<const char*>(salt.data()), salt.size());
+  key.append(reinterpret_cast<const char*>(request_id.data()),
+             request_id.size());
+  return key;
+}
+
+uint64_t SeedFromNonce(Bytes nonce) {
+  Sha256Hasher h;
+  UpdateSalted(h, std::string_view(kNonceSeedTag, sizeof(kNonceSeedTag)),
+               nonce);
+  const Sha256Hash d = h.Final();
+  uint64_t seed = 0;
+  for (int i = 0; i < 8; ++i) seed |= uint64_t{d[i]} << (8 * i);
+  return seed;
+}
+
 absl::Status ValidateCommitment(const v1::Commitment& c) {
   LP_RETURN_IF_ERROR(
       CheckSize("Commitment.request_id", c.request_id(), kRequestIdBytes));
@@ -208,6 +226,12 @@ absl::Status ValidateVerdict(const v1::Verdict& v) {
                    absl::StrCat(static_cast<int>(v.outcome())),
                    "PASS or a FAIL_* outcome");
   }
+  if (!v.has_commitment_leaf_index() && v.outcome() != v1::FAIL_SIGNATURE) {
+    return Invalid("Verdict.commitment_leaf_index", "absent",
+                   "present unless the outcome is FAIL_SIGNATURE");
+  }
+  LP_RETURN_IF_ERROR(CheckSize("Verdict.commitment_leaf_hash",
+                               v.commitment_leaf_hash(), kDigestBytes));
   const bool mismatch = v.outcome() == v1::FAIL_MISMATCH;
   if (mismatch != v.has_mismatch()) {
     return Invalid("Verdict.mismatch", v.has_mismatch() ? "present" : "absent",

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "absl/status/status.h"
 #include "layerproof/v1/records.pb.h"
@@ -43,12 +44,23 @@ inline constexpr uint32_t kMaxHiddenSize = uint32_t{1} << 20;
 // prompt_tokens + output_tokens; far above any context length served.
 inline constexpr uint64_t kMaxCommittedTokens = uint64_t{1} << 24;
 
+// The key every salted digest of a request is computed under: salt ‖
+// request_id (kSaltBytes + kRequestIdBytes for records). Binding the request
+// id makes an old commitment relabelled with a new id fail every audit's
+// token check (docs/protocol.md).
+std::string DigestKey(Bytes salt, Bytes request_id);
+
 // The salted digest of a token sequence (prompt or output). `salt` is at
-// most 2^32 - 1 bytes (kSaltBytes in records).
+// most 2^32 - 1 bytes; records use DigestKey(salt, request_id).
 Sha256Hash TokenDigest(Bytes salt, std::span<const int32_t> ids);
 
-// The salted digest of a sampling seed.
+// The salted digest of a sampling seed (keyed as TokenDigest).
 Sha256Hash SeedDigest(Bytes salt, uint64_t seed);
+
+// The sampling seed a client nonce fixes (records.proto
+// Commitment.client_nonce): the first 8 bytes, little-endian, of
+// SHA-256("layerproof.nonce-seed.v1\0" ‖ u32 len(nonce) ‖ nonce).
+uint64_t SeedFromNonce(Bytes nonce);
 
 // OK when `c` is a well-formed Commitment (records.proto states every
 // field's rule); InvalidArgument naming the first offending field
@@ -57,7 +69,8 @@ absl::Status ValidateCommitment(const v1::Commitment& c);
 
 // OK when `v` is a well-formed Verdict; InvalidArgument naming the first
 // offending field otherwise. A PASS must have head_checked; `mismatch` is
-// present exactly for FAIL_MISMATCH.
+// present exactly for FAIL_MISMATCH; commitment_leaf_index may be absent
+// only for FAIL_SIGNATURE.
 absl::Status ValidateVerdict(const v1::Verdict& v);
 
 }  // namespace layerproof::store

@@ -35,6 +35,9 @@ inline constexpr std::string_view kCommitmentPayloadType =
     "application/vnd.layerproof.commitment.v1+proto";
 inline constexpr std::string_view kVerdictPayloadType =
     "application/vnd.layerproof.verdict.v1+proto";
+// A prover's v1::SubmissionPromise (inference.proto Receipt).
+inline constexpr std::string_view kSubmissionPromisePayloadType =
+    "application/vnd.layerproof.promise.v1+proto";
 
 // Most signatures one envelope may carry (bounds a verifier's work).
 inline constexpr int kMaxEnvelopeSignatures = 16;

@@ -608,6 +608,12 @@ TEST(ParseVerdict, ErrorsNameTheField) {
        "Verdict.head_checked: got false, want true for PASS"},
       {"audit_seed", [](v1::Verdict& v) { v.set_audit_seed("seed"); },
        "Verdict.audit_seed: got 4 bytes, want 32"},
+      {"leaf_index_absent",
+       [](v1::Verdict& v) { v.clear_commitment_leaf_index(); },
+       "Verdict.commitment_leaf_index: got absent, want present unless the "
+       "outcome is FAIL_SIGNATURE"},
+      {"leaf_hash", [](v1::Verdict& v) { v.clear_commitment_leaf_hash(); },
+       "Verdict.commitment_leaf_hash: got 0 bytes, want 32"},
       {"verifier_id", [](v1::Verdict& v) { v.clear_verifier_id(); },
        "Verdict.verifier_id: got 0 characters, want 1..256"},
       {"created_at", [](v1::Verdict& v) { v.set_created_at_unix_nanos(0); },
@@ -647,6 +653,36 @@ std::string Le(uint64_t v, int bytes) {
   std::string s;
   for (int i = 0; i < bytes; ++i) s.push_back(static_cast<char>(v >> (8 * i)));
   return s;
+}
+
+TEST(ParseVerdict, RefusedSignatureHasNoLeafIndex) {
+  // A FAIL_SIGNATURE reached at submission names the refused envelope by
+  // its leaf hash alone.
+  v1::Verdict v = ValidVerdict();
+  v.set_outcome(v1::FAIL_SIGNATURE);
+  v.set_head_checked(false);
+  v.clear_audited_layers();
+  v.clear_commitment_leaf_index();
+  auto parsed = ParseVerdict(v.SerializeAsString());
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_FALSE(parsed->has_commitment_leaf_index());
+}
+
+TEST(DigestKey, IsSaltThenRequestId) {
+  const std::string salt = Filled(kSaltBytes, 's');
+  const std::string id = Filled(kRequestIdBytes, 'i');
+  EXPECT_EQ(DigestKey(AsBytes(salt), AsBytes(id)), salt + id);
+}
+
+TEST(SeedFromNonce, MatchesItsDefinition) {
+  const std::string nonce = "client nonce";
+  std::string msg("layerproof.nonce-seed.v1\0", 25);
+  msg += Le(nonce.size(), 4) + nonce;
+  const Sha256Hash d = Sha256Hasher::Digest(msg);
+  uint64_t want = 0;
+  for (int i = 0; i < 8; ++i) want |= uint64_t{d[i]} << (8 * i);
+  EXPECT_EQ(SeedFromNonce(AsBytes(nonce)), want);
+  EXPECT_NE(SeedFromNonce(AsBytes(std::string("other nonce"))), want);
 }
 
 TEST(TokenDigest, MatchesItsDefinition) {

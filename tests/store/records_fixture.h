@@ -46,6 +46,7 @@ inline v1::Verdict ValidVerdict() {
   v.set_audit_seed(Filled(32, '\x06'));
   v.set_verifier_id("verifier-1");
   v.set_created_at_unix_nanos(1764460001000000000);
+  v.set_commitment_leaf_hash(Filled(32, '\x07'));
   return v;
 }
 
