@@ -25,6 +25,7 @@ constexpr char kUsage[] =
     "  keygen     write an Ed25519 key pair (PREFIX.key, PREFIX.pub)\n"
     "  log        verify-inclusion, verify-consistency, root: offline proof\n"
     "             checks (exit 0 verified, 1 not verified, 2 bad input)\n"
+    "  serve      prover | verifier: run a node (docs/protocol.md)\n"
 #endif
     ;
 
@@ -44,6 +45,7 @@ int main(int argc, char** argv) {
 #if defined(LAYERPROOF_WITH_STORE)
   if (command == "keygen") return layerproof::cli::RunKeygen(args);
   if (command == "log") return layerproof::cli::RunLogCommand(args);
+  if (command == "serve") return layerproof::cli::RunServe(args);
 #endif
   if (command == "--help" || command == "help") {
     std::fputs(kUsage, stdout);

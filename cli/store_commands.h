@@ -1,6 +1,7 @@
-// Subcommands over store/ (full build only): `keygen` and the offline `log`
-// verification commands. Each returns the exit code; the log commands exit
-// 0 when a proof verifies, 1 when it does not and 2 on malformed input.
+// Subcommands over store/, prover/ and verifier/ (full build only): `keygen`,
+// the offline `log` verification commands and `serve`. Each returns the exit
+// code; the log commands exit 0 when a proof verifies, 1 when it does not and 2
+// on malformed input.
 #ifndef LAYERPROOF_CLI_STORE_COMMANDS_H_
 #define LAYERPROOF_CLI_STORE_COMMANDS_H_
 
@@ -11,6 +12,7 @@ namespace layerproof::cli {
 
 int RunKeygen(const std::vector<std::string>& args);      // cli/keygen.cc
 int RunLogCommand(const std::vector<std::string>& args);  // cli/log_commands.cc
+int RunServe(const std::vector<std::string>& args);  // cli/serve_commands.cc
 
 }  // namespace layerproof::cli
 

@@ -1,0 +1,325 @@
+// `layerproof serve prover|verifier`: builds a node from flags, serves it
+// with rpc::StartServer until SIGINT or SIGTERM, then shuts down without
+// losing anything (docs/protocol.md, docs/security.md). All the logic lives
+// in prover/ and verifier/; this file only maps flags to options.
+//
+// Once serving, one JSON line goes to stdout,
+//   {"event":"listening","node":"prover","address":"127.0.0.1:7001"}
+// so that scripts and tests started with port 0 learn the port.
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "cli/engine_setup.h"
+#include "cli/flags.h"
+#include "cli/store_commands.h"
+#include "prover/prover_node.h"
+#include "store/crypto.h"
+#include "store/rpc/roles.h"
+#include "store/rpc/server.h"
+#include "store/rpc/tls.h"
+#include "store/status.h"
+#include "verifier/verifier_node.h"
+
+namespace layerproof::cli {
+namespace {
+
+constexpr char kServeUsage[] =
+    "usage: layerproof serve prover|verifier [flags]\n"
+    "\n"
+    "layerproof serve prover --model DIR --key KEY --listen ADDR\n"
+    "    --verifier ADDR --journal DIR [--prover-id ID] [--backend B]\n"
+    "    [--threads N] [--max-sequences N] [--max-new-tokens N]\n"
+    "    [--receipt-wait-ms N] [--retention-hours N] [--max-opening-mb N]\n"
+    "  Serves Inference and Opening; commits to every request and submits\n"
+    "  the commitments to the verifier's log at --verifier.\n"
+    "\n"
+    "layerproof serve verifier --model DIR --key KEY --db DIR --listen ADDR\n"
+    "    --provers FILE [--verifier-id ID] [--audit-rate A]\n"
+    "    [--layers-per-audit S] [--audit-threads N] [--opening-timeout-ms N]\n"
+    "    [--backend B] [--threads N]\n"
+    "  Serves Log and Audit; logs commitments from the provers in FILE\n"
+    "  (docs/protocol.md) and audits a random fraction A of them.\n"
+    "\n"
+    "Transport (both; docs/security.md):\n"
+    "  --tls-cert FILE --tls-key FILE  this server's certificate and key\n"
+    "  --tls-ca FILE       require client certificates signed by this CA\n"
+    "  --roles FILE        client certificate names -> roles (JSON)\n"
+    "  --peer-ca FILE      CA of the servers this node calls\n"
+    "  --peer-name NAME    name to verify their certificates against\n"
+    "  --client-cert FILE --client-key FILE  certificate this node presents\n"
+    "  --insecure          plaintext everywhere (loopback tests, demo)\n"
+    "On start one JSON line {\"event\":\"listening\",...} goes to stdout.\n"
+    "SIGINT or SIGTERM shuts down gracefully. Exit 0 after a clean\n"
+    "shutdown, 1 on a runtime error, 2 on a usage error.\n";
+
+int ServeUsage(const std::string& error) {
+  if (!error.empty()) std::fprintf(stderr, "layerproof: %s\n", error.c_str());
+  std::fputs(kServeUsage, stderr);
+  return 2;
+}
+
+int Fail(const char* what, const absl::Status& status) {
+  std::fprintf(stderr, "layerproof: %s: %s\n", what, status.ToString().c_str());
+  return 1;
+}
+
+const std::set<std::string> kTransportFlags = {
+    "--tls-cert", "--tls-key",   "--tls-ca",      "--roles",
+    "--peer-ca",  "--peer-name", "--client-cert", "--client-key"};
+
+std::set<std::string> With(std::set<std::string> a,
+                           const std::set<std::string>& b) {
+  a.insert(b.begin(), b.end());
+  return a;
+}
+
+struct Transport {
+  rpc::TlsOptions server;
+  rpc::TlsOptions client;
+  rpc::RoleMap roles;
+  bool insecure = false;
+};
+
+absl::StatusOr<Transport> ParseTransport(const Flags& flags) {
+  Transport t;
+  t.insecure = flags.Has("--insecure");
+  t.server.insecure = t.client.insecure = t.insecure;
+  if (t.insecure) {
+    for (const std::string& f : kTransportFlags) {
+      if (flags.Has(f)) {
+        return absl::InvalidArgumentError(f + " conflicts with --insecure");
+      }
+    }
+    return t;
+  }
+  if (!flags.Has("--tls-cert") || !flags.Has("--tls-key")) {
+    return absl::InvalidArgumentError(
+        "--tls-cert and --tls-key are required (or --insecure for "
+        "plaintext on loopback)");
+  }
+  t.server.cert_file = flags.Get("--tls-cert");
+  t.server.key_file = flags.Get("--tls-key");
+  t.server.ca_file = flags.Get("--tls-ca");
+  t.client.ca_file = flags.Get("--peer-ca");
+  t.client.server_name_override = flags.Get("--peer-name");
+  t.client.cert_file = flags.Get("--client-cert");
+  t.client.key_file = flags.Get("--client-key");
+  if (flags.Has("--roles")) {
+    LP_ASSIGN_OR_RETURN(t.roles, rpc::RoleMap::Load(flags.Get("--roles")));
+  }
+  return t;
+}
+
+absl::StatusOr<std::shared_ptr<const store::Ed25519PrivateKey>> LoadKey(
+    const std::string& path) {
+  LP_ASSIGN_OR_RETURN(store::Ed25519PrivateKey key,
+                      store::ReadPrivateKeyFile(path));
+  return std::make_shared<const store::Ed25519PrivateKey>(std::move(key));
+}
+
+// Blocks SIGINT and SIGTERM in every thread created after this call, so that
+// WaitForSignal receives them.
+sigset_t BlockStopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+int WaitForSignal(const sigset_t& set) {
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+void PrintListening(const char* node, const std::string& listen, int port) {
+  const std::string host = listen.substr(0, listen.rfind(':'));
+  std::printf(
+      "{\"event\":\"listening\",\"node\":\"%s\",\"address\":\"%s:%d\"}\n", node,
+      host.c_str(), port);
+  std::fflush(stdout);
+}
+
+void PrintStopping(const char* node, int sig) {
+  std::fprintf(stderr,
+               "{\"event\":\"stopping\",\"node\":\"%s\",\"signal\":%d}\n", node,
+               sig);
+}
+
+int RunServeProver(const std::vector<std::string>& args) {
+  Flags flags(With({"--model", "--key", "--listen", "--verifier", "--journal",
+                    "--prover-id", "--backend", "--threads", "--max-sequences",
+                    "--max-new-tokens", "--receipt-wait-ms",
+                    "--retention-hours", "--max-opening-mb"},
+                   kTransportFlags),
+              {"--insecure", "--help"});
+  std::string error;
+  if (!flags.Parse(args, &error)) return ServeUsage(error);
+  if (flags.Has("--help")) {
+    std::fputs(kServeUsage, stdout);
+    return 0;
+  }
+  for (const char* required :
+       {"--model", "--key", "--listen", "--verifier", "--journal"}) {
+    if (!flags.Has(required)) {
+      return ServeUsage(std::string(required) + " is required");
+    }
+  }
+  const auto threads = flags.GetInt("--threads", 0, 0, 1024, &error);
+  const auto max_sequences =
+      flags.GetInt("--max-sequences", 64, 1, 4096, &error);
+  const auto max_new = flags.GetInt("--max-new-tokens", 1024, 1, 8192, &error);
+  const auto receipt_ms =
+      flags.GetInt("--receipt-wait-ms", 1500, 0, 600000, &error);
+  const auto retention_h =
+      flags.GetInt("--retention-hours", 24 * 7, 1, 24 * 3650, &error);
+  const auto opening_mb =
+      flags.GetInt("--max-opening-mb", 256, 1, 1 << 20, &error);
+  if (!threads || !max_sequences || !max_new || !receipt_ms || !retention_h ||
+      !opening_mb) {
+    return ServeUsage(error);
+  }
+  auto transport = ParseTransport(flags);
+  if (!transport.ok())
+    return ServeUsage(std::string(transport.status().message()));
+  auto key = LoadKey(flags.Get("--key"));
+  if (!key.ok()) return Fail("--key", key.status());
+
+  const sigset_t stop_signals = BlockStopSignals();
+  auto loaded = LoadEngine(flags.Get("--model"), flags.Get("--backend"),
+                           static_cast<int>(*threads));
+  if (!loaded.ok())
+    return Fail("--model", store::ToAbslStatus(loaded.status()));
+
+  prover::ProverOptions options;
+  options.prover_id = flags.Get("--prover-id", "prover-1");
+  options.model = loaded->model.get();
+  options.executor = loaded->executor.get();
+  options.key = *key;
+  options.journal_dir = flags.Get("--journal");
+  options.verifier_address = flags.Get("--verifier");
+  options.verifier_tls = transport->client;
+  options.engine.max_sequences = *max_sequences;
+  options.max_new_tokens = static_cast<uint32_t>(*max_new);
+  options.receipt_wait = absl::Milliseconds(*receipt_ms);
+  options.retention = absl::Hours(*retention_h);
+  options.max_opening_bytes = static_cast<uint64_t>(*opening_mb) << 20;
+  options.roles = transport->roles;
+  options.insecure = transport->insecure;
+  auto node = prover::ProverNode::Create(std::move(options));
+  if (!node.ok()) return Fail("serve prover", node.status());
+
+  rpc::ServerConfig config;
+  config.listen = flags.Get("--listen");
+  config.tls = transport->server;
+  auto server = rpc::StartServer(config, (*node)->services());
+  if (!server.ok()) return Fail("serve prover", server.status());
+  PrintListening("prover", config.listen, (*server)->port());
+
+  PrintStopping("prover", WaitForSignal(stop_signals));
+  // Drain: finish and commit requests in flight while the server still
+  // answers them, then stop serving.
+  (*server)->MarkNotServing();
+  const absl::Status drained =
+      (*node)->Shutdown(absl::Now() + absl::Seconds(30));
+  (*server)->Shutdown(std::chrono::seconds(5));
+  if (!drained.ok()) return Fail("shutdown", drained);
+  return 0;
+}
+
+int RunServeVerifier(const std::vector<std::string>& args) {
+  Flags flags(With({"--model", "--key", "--db", "--listen", "--provers",
+                    "--verifier-id", "--audit-rate", "--layers-per-audit",
+                    "--audit-threads", "--opening-timeout-ms", "--backend",
+                    "--threads"},
+                   kTransportFlags),
+              {"--insecure", "--help"});
+  std::string error;
+  if (!flags.Parse(args, &error)) return ServeUsage(error);
+  if (flags.Has("--help")) {
+    std::fputs(kServeUsage, stdout);
+    return 0;
+  }
+  for (const char* required :
+       {"--model", "--key", "--db", "--listen", "--provers"}) {
+    if (!flags.Has(required)) {
+      return ServeUsage(std::string(required) + " is required");
+    }
+  }
+  const auto rate = flags.GetDouble("--audit-rate", 0.1, &error);
+  const auto layers = flags.GetInt("--layers-per-audit", 1, 1, 1024, &error);
+  const auto audit_threads = flags.GetInt("--audit-threads", 2, 1, 256, &error);
+  const auto timeout_ms =
+      flags.GetInt("--opening-timeout-ms", 30000, 1, 3600000, &error);
+  const auto threads = flags.GetInt("--threads", 0, 0, 1024, &error);
+  if (!rate || !layers || !audit_threads || !timeout_ms || !threads) {
+    return ServeUsage(error);
+  }
+  auto transport = ParseTransport(flags);
+  if (!transport.ok())
+    return ServeUsage(std::string(transport.status().message()));
+  auto key = LoadKey(flags.Get("--key"));
+  if (!key.ok()) return Fail("--key", key.status());
+  auto provers =
+      verifier::LoadProverRegistry(flags.Get("--provers"), transport->client);
+  if (!provers.ok()) return Fail("--provers", provers.status());
+
+  const sigset_t stop_signals = BlockStopSignals();
+  auto loaded = LoadEngine(flags.Get("--model"), flags.Get("--backend"),
+                           static_cast<int>(*threads));
+  if (!loaded.ok())
+    return Fail("--model", store::ToAbslStatus(loaded.status()));
+
+  verifier::VerifierOptions options;
+  options.verifier_id = flags.Get("--verifier-id", "verifier-1");
+  options.engine = loaded->engine.get();
+  options.key = *key;
+  options.db_dir = flags.Get("--db");
+  options.provers = *std::move(provers);
+  options.policy.rate = *rate;
+  options.policy.layers_per_audit = static_cast<uint32_t>(*layers);
+  options.audit_threads = static_cast<int>(*audit_threads);
+  options.opening_timeout = absl::Milliseconds(*timeout_ms);
+  options.roles = transport->roles;
+  options.insecure = transport->insecure;
+  auto node = verifier::VerifierNode::Create(std::move(options));
+  if (!node.ok()) return Fail("serve verifier", node.status());
+
+  rpc::ServerConfig config;
+  config.listen = flags.Get("--listen");
+  config.tls = transport->server;
+  auto server = rpc::StartServer(config, (*node)->services());
+  if (!server.ok()) return Fail("serve verifier", server.status());
+  PrintListening("verifier", config.listen, (*server)->port());
+
+  PrintStopping("verifier", WaitForSignal(stop_signals));
+  // No new calls; submissions in flight finish. Then the node: running
+  // audits finish or stay pending for the next start.
+  (*server)->Shutdown(std::chrono::seconds(10));
+  const absl::Status stopped = (*node)->Shutdown(absl::Seconds(30));
+  if (!stopped.ok()) return Fail("shutdown", stopped);
+  return 0;
+}
+
+}  // namespace
+
+int RunServe(const std::vector<std::string>& args) {
+  if (args.empty()) return ServeUsage("serve needs prover or verifier");
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "prover") return RunServeProver(rest);
+  if (args[0] == "verifier") return RunServeVerifier(rest);
+  if (args[0] == "--help") {
+    std::fputs(kServeUsage, stdout);
+    return 0;
+  }
+  return ServeUsage("unknown serve target \"" + args[0] + "\"");
+}
+
+}  // namespace layerproof::cli

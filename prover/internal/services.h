@@ -1,0 +1,103 @@
+// The prover's gRPC services (DESIGN §7): Inference (Generate, unary and
+// streamed, and ModelInfo) and Opening (Open, GetCommitment), on gRPC's
+// callback API. Handlers validate, hand the work on (the engine thread via
+// InferencePipeline, the opening worker pool for replays) and finish from
+// there; nothing long runs on a reactor thread.
+//
+// Thread safety: the services are called by gRPC from any thread; what
+// they share (ServiceContext) is immutable or thread-safe.
+#ifndef LAYERPROOF_PROVER_INTERNAL_SERVICES_H_
+#define LAYERPROOF_PROVER_INTERNAL_SERVICES_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "kernels/model/engine.h"
+#include "kernels/model/tokenizer.h"
+#include "layerproof/v1/inference.grpc.pb.h"
+#include "layerproof/v1/opening.grpc.pb.h"
+#include "prover/inference_pipeline.h"
+#include "prover/internal/prover_faults.h"
+#include "prover/internal/worker_pool.h"
+#include "prover/journal.h"
+#include "prover/validation.h"
+#include "store/rpc/roles.h"
+
+namespace layerproof::prover::internal {
+
+// The journal as the services see it: gone (null) once the node shut down.
+class JournalHandle {
+ public:
+  explicit JournalHandle(std::shared_ptr<ProverJournal> journal)
+      : journal_(std::move(journal)) {}
+  std::shared_ptr<ProverJournal> Get() const {
+    absl::MutexLock lock(&mu_);
+    return journal_;
+  }
+  void Close() {
+    std::shared_ptr<ProverJournal> closing;
+    {
+      absl::MutexLock lock(&mu_);
+      closing.swap(journal_);
+    }
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::shared_ptr<ProverJournal> journal_ ABSL_GUARDED_BY(mu_);
+};
+
+struct ServiceContext {
+  InferencePipeline* pipeline = nullptr;
+  const kernels::model::Engine* engine = nullptr;
+  const kernels::model::Tokenizer* tokenizer = nullptr;  // may be null
+  GenerateLimits limits;
+  v1::ModelInfoResponse model_info;
+  JournalHandle* journal = nullptr;
+  WorkerPool* opening_pool = nullptr;
+  std::unique_ptr<rpc::Authorizer> authorizer;
+  uint64_t max_opening_bytes = 0;
+  absl::Duration max_opening_time = absl::InfiniteDuration();
+  ProverFaults* faults = nullptr;  // tests only
+};
+
+class InferenceService final : public v1::Inference::CallbackService {
+ public:
+  explicit InferenceService(const ServiceContext& context)
+      : context_(context) {}
+
+  grpc::ServerUnaryReactor* Generate(grpc::CallbackServerContext* context,
+                                     const v1::GenerateRequest* request,
+                                     v1::GenerateResponse* response) override;
+  grpc::ServerWriteReactor<v1::GenerateEvent>* GenerateStream(
+      grpc::CallbackServerContext* context,
+      const v1::GenerateRequest* request) override;
+  grpc::ServerUnaryReactor* ModelInfo(grpc::CallbackServerContext* context,
+                                      const v1::ModelInfoRequest* request,
+                                      v1::ModelInfoResponse* response) override;
+
+ private:
+  const ServiceContext& context_;
+};
+
+class OpeningService final : public v1::Opening::CallbackService {
+ public:
+  explicit OpeningService(const ServiceContext& context) : context_(context) {}
+
+  grpc::ServerWriteReactor<v1::OpenChunk>* Open(
+      grpc::CallbackServerContext* context,
+      const v1::OpenRequest* request) override;
+  grpc::ServerUnaryReactor* GetCommitment(
+      grpc::CallbackServerContext* context,
+      const v1::GetCommitmentRequest* request,
+      v1::GetCommitmentResponse* response) override;
+
+ private:
+  const ServiceContext& context_;
+};
+
+}  // namespace layerproof::prover::internal
+
+#endif  // LAYERPROOF_PROVER_INTERNAL_SERVICES_H_

@@ -1,0 +1,203 @@
+#include "prover/journal.h"
+
+#include <utility>
+
+#include "kernels/status.h"
+#include "rocksdb/db.h"
+#include "rocksdb/options.h"
+#include "rocksdb/write_batch.h"
+#include "store/crypto.h"
+#include "store/internal/str_cat.h"
+
+namespace layerproof::prover {
+namespace {
+
+using store::internal::Cat;
+
+constexpr char kPendingFamily[] = "pending";
+constexpr char kByTimeFamily[] = "by_time";
+
+absl::Status FromRocks(const rocksdb::Status& s, const std::string& what) {
+  if (s.ok()) return absl::OkStatus();
+  const std::string message =
+      Cat("journal: rocksdb ", what, ": ", s.ToString());
+  if (s.IsIOError()) return absl::UnavailableError(message);
+  if (s.IsCorruption()) return absl::DataLossError(message);
+  return absl::InternalError(message);
+}
+
+rocksdb::Slice ToSlice(std::string_view s) { return {s.data(), s.size()}; }
+
+rocksdb::WriteOptions SyncWrite() {
+  rocksdb::WriteOptions w;
+  w.sync = true;
+  return w;
+}
+
+std::string Hex(std::string_view id) {
+  return store::HexEncode(store::AsBytes(id));
+}
+
+// u64 big-endian nanos (sign bit flipped so negative times sort first) ‖ id.
+std::string TimeKey(int64_t nanos, std::string_view request_id) {
+  const uint64_t u = static_cast<uint64_t>(nanos) ^ (uint64_t{1} << 63);
+  std::string key(8, '\0');
+  for (int i = 0; i < 8; ++i) key[i] = static_cast<char>(u >> (56 - 8 * i));
+  key.append(request_id);
+  return key;
+}
+
+int64_t TimeOfKey(std::string_view key) {
+  uint64_t u = 0;
+  for (int i = 0; i < 8; ++i) u = (u << 8) | static_cast<uint8_t>(key[i]);
+  return static_cast<int64_t>(u ^ (uint64_t{1} << 63));
+}
+
+bool IsPending(const v1::JournalEntry& e) {
+  return !e.has_inclusion() && e.refused_code() == 0;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ProverJournal>> ProverJournal::Open(
+    const std::string& dir) {
+  rocksdb::DBOptions options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  for (const std::string& name :
+       {rocksdb::kDefaultColumnFamilyName, std::string(kPendingFamily),
+        std::string(kByTimeFamily)}) {
+    families.emplace_back(name, rocksdb::ColumnFamilyOptions());
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  LP_RETURN_IF_ERROR(
+      FromRocks(rocksdb::DB::Open(options, dir, families, &handles, &db),
+                Cat("open ", dir)));
+  return std::unique_ptr<ProverJournal>(
+      new ProverJournal(std::unique_ptr<rocksdb::DB>(db), std::move(handles)));
+}
+
+ProverJournal::ProverJournal(std::unique_ptr<rocksdb::DB> db,
+                             std::vector<rocksdb::ColumnFamilyHandle*> handles)
+    : db_(std::move(db)),
+      handles_(std::move(handles)),
+      entries_(handles_[0]),
+      pending_(handles_[1]),
+      by_time_(handles_[2]) {}
+
+ProverJournal::~ProverJournal() {
+  for (rocksdb::ColumnFamilyHandle* h : handles_) {
+    db_->DestroyColumnFamilyHandle(h);
+  }
+}
+
+absl::Status ProverJournal::Put(const v1::JournalEntry& entry) {
+  const std::string& id = entry.request_id();
+  if (id.size() != 16) {
+    return absl::InvalidArgumentError(
+        Cat("JournalEntry.request_id: got ", id.size(), " bytes, want 16"));
+  }
+  absl::MutexLock lock(&write_mu_);
+  std::string existing;
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), entries_, ToSlice(id), &existing);
+  if (s.ok()) {
+    return absl::AlreadyExistsError(
+        Cat("journal: request ", Hex(id), " is already journaled"));
+  }
+  if (!s.IsNotFound()) return FromRocks(s, Cat("read ", Hex(id)));
+  rocksdb::WriteBatch wb;
+  wb.Put(entries_, ToSlice(id), entry.SerializeAsString());
+  if (IsPending(entry)) wb.Put(pending_, ToSlice(id), rocksdb::Slice());
+  wb.Put(by_time_, TimeKey(entry.created_at_unix_nanos(), id),
+         rocksdb::Slice());
+  return FromRocks(db_->Write(SyncWrite(), &wb), Cat("write ", Hex(id)));
+}
+
+absl::StatusOr<v1::JournalEntry> ProverJournal::Get(
+    std::string_view request_id) const {
+  std::string value;
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), entries_, ToSlice(request_id), &value);
+  if (s.IsNotFound()) {
+    return absl::NotFoundError(
+        Cat("journal: no request ", Hex(request_id),
+            " (never served, or older than the retention)"));
+  }
+  LP_RETURN_IF_ERROR(FromRocks(s, Cat("read ", Hex(request_id))));
+  v1::JournalEntry entry;
+  if (!entry.ParseFromString(value)) {
+    return absl::DataLossError(
+        Cat("journal: entry ", Hex(request_id), " is malformed"));
+  }
+  return entry;
+}
+
+absl::Status ProverJournal::Update(
+    std::string_view request_id, const char* what,
+    const std::function<void(v1::JournalEntry&)>& change) {
+  absl::MutexLock lock(&write_mu_);
+  LP_ASSIGN_OR_RETURN(v1::JournalEntry entry, Get(request_id));
+  change(entry);
+  rocksdb::WriteBatch wb;
+  wb.Put(entries_, ToSlice(request_id), entry.SerializeAsString());
+  wb.Delete(pending_, ToSlice(request_id));
+  return FromRocks(db_->Write(SyncWrite(), &wb),
+                   Cat(what, " ", Hex(request_id)));
+}
+
+absl::Status ProverJournal::SetInclusion(std::string_view request_id,
+                                         const v1::LogInclusion& inclusion) {
+  return Update(request_id, "record inclusion of", [&](v1::JournalEntry& e) {
+    *e.mutable_inclusion() = inclusion;
+  });
+}
+
+absl::Status ProverJournal::MarkRefused(std::string_view request_id,
+                                        int32_t code, std::string message) {
+  return Update(request_id, "record refusal of", [&](v1::JournalEntry& e) {
+    e.set_refused_code(code);
+    e.set_refused_message(std::move(message));
+  });
+}
+
+absl::StatusOr<std::vector<v1::JournalEntry>> ProverJournal::Pending() const {
+  std::vector<v1::JournalEntry> out;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), pending_));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const std::string_view id(it->key().data(), it->key().size());
+    absl::StatusOr<v1::JournalEntry> e = Get(id);
+    if (absl::IsNotFound(e.status())) continue;  // swept meanwhile
+    LP_RETURN_IF_ERROR(e.status());
+    out.push_back(*std::move(e));
+  }
+  LP_RETURN_IF_ERROR(FromRocks(it->status(), "scan pending"));
+  return out;
+}
+
+absl::StatusOr<uint64_t> ProverJournal::DeleteOlderThan(
+    int64_t cutoff_unix_nanos) {
+  absl::MutexLock lock(&write_mu_);
+  rocksdb::WriteBatch wb;
+  uint64_t deleted = 0;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions(), by_time_));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    const std::string_view key(it->key().data(), it->key().size());
+    if (key.size() < 8 || TimeOfKey(key) >= cutoff_unix_nanos) break;
+    const rocksdb::Slice id(key.data() + 8, key.size() - 8);
+    wb.Delete(entries_, id);
+    wb.Delete(pending_, id);
+    wb.Delete(by_time_, it->key());
+    ++deleted;
+  }
+  LP_RETURN_IF_ERROR(FromRocks(it->status(), "scan by_time"));
+  if (deleted == 0) return deleted;
+  LP_RETURN_IF_ERROR(FromRocks(db_->Write(SyncWrite(), &wb), "sweep"));
+  return deleted;
+}
+
+}  // namespace layerproof::prover

@@ -1,0 +1,86 @@
+// The prover's journal (DESIGN §5 "Journals"): every committed request in
+// RocksDB, so that the prover can answer openings by deterministic replay
+// and resubmit commitments after a restart.
+//
+// Column families:
+//   default  request_id (16 bytes)                  -> JournalEntry
+//   pending  request_id                              -> "" (not yet logged,
+//                                                       not refused)
+//   by_time  u64 created_at_unix_nanos (big-endian) ‖ request_id -> ""
+// Every write is one synced WriteBatch over the three, so an entry, its
+// pending mark and its time index appear and disappear together; Put
+// returns only once the entry is durable (its WAL record synced).
+//
+// Retention: DeleteOlderThan removes every entry created before a cutoff,
+// walking the time index in order, whatever its submission state.
+//
+// Thread safety: every method may be called from any thread; writes are
+// serialised by an internal mutex so that an update never resurrects an
+// entry a sweep deleted.
+#ifndef LAYERPROOF_PROVER_JOURNAL_H_
+#define LAYERPROOF_PROVER_JOURNAL_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "layerproof/v1/prover_journal.pb.h"
+
+namespace rocksdb {
+class DB;
+class ColumnFamilyHandle;
+}  // namespace rocksdb
+
+namespace layerproof::prover {
+
+class ProverJournal {
+ public:
+  // Opens (creating if missing) the journal in directory `dir`. Errors name
+  // the directory; RocksDB's lock keeps a second process out.
+  static absl::StatusOr<std::unique_ptr<ProverJournal>> Open(
+      const std::string& dir);
+  ~ProverJournal();
+  ProverJournal(const ProverJournal&) = delete;
+  ProverJournal& operator=(const ProverJournal&) = delete;
+
+  // Stores `entry` (request_id 16 bytes), marked pending unless it already
+  // has an inclusion or a refusal; AlreadyExists if the id is journaled.
+  absl::Status Put(const v1::JournalEntry& entry);
+  // NotFound naming the id (hex) when the journal does not hold it.
+  absl::StatusOr<v1::JournalEntry> Get(std::string_view request_id) const;
+  // Records the log's acknowledgement and clears the pending mark. NotFound
+  // if the entry was swept meanwhile.
+  absl::Status SetInclusion(std::string_view request_id,
+                            const v1::LogInclusion& inclusion);
+  // Records a permanent refusal and clears the pending mark.
+  absl::Status MarkRefused(std::string_view request_id, int32_t code,
+                           std::string message);
+  // Every pending entry, in request-id order.
+  absl::StatusOr<std::vector<v1::JournalEntry>> Pending() const;
+  // Deletes every entry with created_at_unix_nanos < cutoff; returns how
+  // many.
+  absl::StatusOr<uint64_t> DeleteOlderThan(int64_t cutoff_unix_nanos);
+
+ private:
+  ProverJournal(std::unique_ptr<rocksdb::DB> db,
+                std::vector<rocksdb::ColumnFamilyHandle*> handles);
+  absl::Status Update(std::string_view request_id, const char* what,
+                      const std::function<void(v1::JournalEntry&)>& change);
+
+  mutable absl::Mutex write_mu_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // owned by db_
+  rocksdb::ColumnFamilyHandle* entries_;
+  rocksdb::ColumnFamilyHandle* pending_;
+  rocksdb::ColumnFamilyHandle* by_time_;
+};
+
+}  // namespace layerproof::prover
+
+#endif  // LAYERPROOF_PROVER_JOURNAL_H_

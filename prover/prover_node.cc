@@ -1,0 +1,260 @@
+#include "prover/prover_node.h"
+
+#include <filesystem>
+#include <thread>
+#include <utility>
+
+#include "grpc/grpc.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/support/channel_arguments.h"
+#include "kernels/golden.h"
+#include "kernels/model/tokenizer.h"
+#include "prover/batch_scheduler.h"
+#include "prover/commitment_builder.h"
+#include "prover/inference_pipeline.h"
+#include "prover/internal/services.h"
+#include "prover/internal/structured_log.h"
+#include "prover/internal/worker_pool.h"
+#include "prover/journal.h"
+#include "store/commitment.h"
+#include "store/internal/str_cat.h"
+#include "store/status.h"
+
+namespace layerproof::prover {
+
+namespace model = kernels::model;
+using store::internal::Cat;
+
+namespace {
+
+absl::Status CheckOptions(const ProverOptions& o) {
+  auto invalid = [](const std::string& m) {
+    return absl::InvalidArgumentError(Cat("ProverOptions.", m));
+  };
+  if (o.prover_id.empty() || o.prover_id.size() > store::kMaxNodeIdChars) {
+    return invalid(Cat("prover_id: got ", o.prover_id.size(),
+                       " characters, want 1..", store::kMaxNodeIdChars));
+  }
+  for (char c : o.prover_id) {
+    if (c < 0x21 || c > 0x7e) {
+      return invalid(Cat("prover_id: got \"", o.prover_id,
+                         "\", want printable ASCII without spaces"));
+    }
+  }
+  if (o.model == nullptr) return invalid("model: required");
+  if (o.executor == nullptr) return invalid("executor: required");
+  if (o.key == nullptr) return invalid("key: required");
+  if (o.journal_dir.empty()) return invalid("journal_dir: required");
+  if (o.verifier_address.empty()) return invalid("verifier_address: required");
+  if (o.max_new_tokens < 1) return invalid("max_new_tokens: got 0, want >= 1");
+  if (o.max_prompt_tokens < 1) {
+    return invalid("max_prompt_tokens: got 0, want >= 1");
+  }
+  if (o.opening_threads < 1 || o.opening_threads > 64) {
+    return invalid(
+        Cat("opening_threads: got ", o.opening_threads, ", want 1..64"));
+  }
+  if (o.retention <= absl::ZeroDuration()) {
+    return invalid("retention: want > 0");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> LogChannel(
+    const ProverOptions& o) {
+  LP_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> creds,
+                      rpc::MakeChannelCredentials(o.verifier_tls));
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetMaxSendMessageSize(64 << 20);
+  // Reconnect quickly once the verifier comes back: the submitter has its
+  // own backoff and must not wait out gRPC's (up to 120 s).
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  if (!o.verifier_tls.server_name_override.empty()) {
+    args.SetSslTargetNameOverride(o.verifier_tls.server_name_override);
+  }
+  return grpc::CreateCustomChannel(o.verifier_address, creds, args);
+}
+
+}  // namespace
+
+struct ProverNode::Impl {
+  ProverOptions options;
+  std::unique_ptr<model::Tokenizer> tokenizer;
+  std::unique_ptr<model::Engine> engine;
+  std::shared_ptr<ProverJournal> journal;
+  std::unique_ptr<internal::JournalHandle> journal_handle;
+  std::unique_ptr<LogSubmitter> submitter;
+  std::unique_ptr<BatchScheduler> scheduler;
+  std::unique_ptr<internal::WorkerPool> commit_pool;
+  std::unique_ptr<internal::WorkerPool> opening_pool;
+  std::unique_ptr<InferencePipeline> pipeline;
+  internal::ServiceContext service_context;
+  std::unique_ptr<internal::InferenceService> inference_service;
+  std::unique_ptr<internal::OpeningService> opening_service;
+
+  absl::Mutex sweep_mu;
+  bool stop_sweeper ABSL_GUARDED_BY(sweep_mu) = false;
+  std::thread sweeper;
+  bool shut_down = false;
+
+  absl::StatusOr<uint64_t> Sweep() {
+    std::shared_ptr<ProverJournal> j = journal_handle->Get();
+    if (j == nullptr) return absl::UnavailableError("prover: shut down");
+    const int64_t cutoff =
+        UnixNanosNow() - absl::ToInt64Nanoseconds(options.retention);
+    absl::StatusOr<uint64_t> n = j->DeleteOlderThan(cutoff);
+    if (!n.ok()) {
+      internal::LogEvent("error", "prover.journal", "sweep_failed",
+                         {{"message", std::string(n.status().message())}});
+    } else if (*n > 0) {
+      internal::LogEvent("info", "prover.journal", "swept", {{"deleted", *n}});
+    }
+    return n;
+  }
+
+  void SweepLoop() {
+    absl::MutexLock lock(&sweep_mu);
+    while (!stop_sweeper) {
+      sweep_mu.AwaitWithTimeout(absl::Condition(&stop_sweeper),
+                                options.retention_sweep_interval);
+      if (stop_sweeper) break;
+      sweep_mu.Unlock();
+      (void)Sweep();
+      sweep_mu.Lock();
+    }
+  }
+};
+
+ProverNode::ProverNode(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
+    ProverOptions options) {
+  LP_RETURN_IF_ERROR(CheckOptions(options));
+  auto impl = std::make_unique<Impl>();
+  Impl& n = *impl;
+  n.options = std::move(options);
+  const ProverOptions& o = n.options;
+  const model::ModelConfig& mc = o.model->config();
+
+  const std::string tokenizer_path = o.model->dir() + "/tokenizer.json";
+  if (std::filesystem::exists(tokenizer_path)) {
+    kernels::StatusOr<std::unique_ptr<model::Tokenizer>> t =
+        model::Tokenizer::Load(tokenizer_path);
+    if (!t.ok()) return store::ToAbslStatus(t.status());
+    n.tokenizer = *std::move(t);
+  }
+  kernels::StatusOr<std::unique_ptr<model::Engine>> engine =
+      model::Engine::Create(*o.model, o.executor, o.engine);
+  if (!engine.ok()) return store::ToAbslStatus(engine.status());
+  n.engine = *std::move(engine);
+
+  LP_ASSIGN_OR_RETURN(std::unique_ptr<ProverJournal> journal,
+                      ProverJournal::Open(o.journal_dir));
+  n.journal = std::move(journal);
+  n.journal_handle = std::make_unique<internal::JournalHandle>(n.journal);
+  LP_RETURN_IF_ERROR(n.Sweep().status());
+  LP_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel, LogChannel(o));
+  n.submitter =
+      std::make_unique<LogSubmitter>(*n.journal, channel, o.submitter);
+  LP_ASSIGN_OR_RETURN(std::vector<v1::JournalEntry> pending,
+                      n.journal->Pending());
+  if (!pending.empty()) {
+    internal::LogEvent("info", "prover.submitter", "requeued",
+                       {{"pending", pending.size()}});
+  }
+  n.submitter->Requeue(pending);
+
+  n.scheduler =
+      std::make_unique<BatchScheduler>(*n.engine, o.engine.max_sequences);
+  n.commit_pool = std::make_unique<internal::WorkerPool>(1);
+  n.opening_pool = std::make_unique<internal::WorkerPool>(o.opening_threads);
+  PipelineConfig pc;
+  pc.model = o.model;
+  pc.prover_id = o.prover_id;
+  pc.key = o.key;
+  pc.tokenizer = n.tokenizer.get();
+  pc.receipt_wait = o.receipt_wait;
+  pc.log_origin = o.log_origin;
+  pc.faults = o.faults.get();
+  n.pipeline = std::make_unique<InferencePipeline>(
+      std::move(pc), *n.scheduler, *n.commit_pool, *n.journal, *n.submitter);
+
+  internal::ServiceContext& sc = n.service_context;
+  sc.pipeline = n.pipeline.get();
+  sc.engine = n.engine.get();
+  sc.tokenizer = n.tokenizer.get();
+  sc.limits.vocab_size = mc.vocab_size;
+  sc.limits.max_context = n.engine->max_context();
+  sc.limits.max_new_tokens = o.max_new_tokens;
+  sc.limits.max_prompt_tokens = o.max_prompt_tokens;
+  sc.limits.max_prompt_bytes = o.max_prompt_bytes;
+  v1::ModelInfoResponse& info = sc.model_info;
+  info.set_prover_id(o.prover_id);
+  const kernels::Sha256Digest& root = o.model->digest().root;
+  info.set_model_digest(
+      std::string(reinterpret_cast<const char*>(root.data()), root.size()));
+  info.set_spec_version(kernels::kSpecVersion);
+  info.set_num_layers(static_cast<uint32_t>(mc.num_layers));
+  info.set_hidden_size(static_cast<uint32_t>(mc.hidden_size));
+  info.set_vocab_size(static_cast<uint32_t>(mc.vocab_size));
+  info.set_max_context(static_cast<uint32_t>(n.engine->max_context()));
+  info.set_max_new_tokens(o.max_new_tokens);
+  info.set_max_prompt_tokens(static_cast<uint32_t>(
+      std::min<int64_t>(o.max_prompt_tokens, n.engine->max_context() - 1)));
+  const auto& pub = o.key->public_key().raw();
+  info.set_public_key(
+      std::string(reinterpret_cast<const char*>(pub.data()), pub.size()));
+  info.set_backend(std::string(kernels::BackendName(o.executor->kind())));
+  sc.journal = n.journal_handle.get();
+  sc.opening_pool = n.opening_pool.get();
+  sc.authorizer = std::make_unique<rpc::Authorizer>(o.roles, o.insecure);
+  sc.max_opening_bytes = o.max_opening_bytes;
+  sc.max_opening_time = o.max_opening_time;
+  sc.faults = o.faults.get();
+  n.inference_service = std::make_unique<internal::InferenceService>(sc);
+  n.opening_service = std::make_unique<internal::OpeningService>(sc);
+  n.sweeper = std::thread([&n] { n.SweepLoop(); });
+  return std::unique_ptr<ProverNode>(new ProverNode(std::move(impl)));
+}
+
+ProverNode::~ProverNode() {
+  if (!impl_->shut_down) (void)Shutdown(absl::Now());
+}
+
+std::vector<grpc::Service*> ProverNode::services() {
+  return {impl_->inference_service.get(), impl_->opening_service.get()};
+}
+
+absl::Status ProverNode::Shutdown(absl::Time deadline) {
+  Impl& n = *impl_;
+  if (n.shut_down) return absl::OkStatus();
+  n.shut_down = true;
+  n.scheduler->Drain(deadline);
+  n.commit_pool->Shutdown();
+  absl::Status flushed = n.submitter->Flush(deadline);
+  n.submitter->Stop();
+  n.opening_pool->Shutdown();
+  {
+    absl::MutexLock lock(&n.sweep_mu);
+    n.stop_sweeper = true;
+  }
+  n.sweeper.join();
+  n.journal_handle->Close();
+  n.journal.reset();
+  return flushed;
+}
+
+size_t ProverNode::pending_submissions() const {
+  return impl_->submitter->pending();
+}
+
+uint64_t ProverNode::committed_requests() const {
+  return impl_->pipeline->committed();
+}
+
+absl::StatusOr<uint64_t> ProverNode::SweepJournal() { return impl_->Sweep(); }
+
+}  // namespace layerproof::prover

@@ -1,0 +1,121 @@
+// The prover node (DESIGN §1 steps 1-2 and 4, §5 "Journals", §7): serves
+// Inference and Opening over the deterministic engine, commits to every
+// request's layer hashes, journals and signs the commitment, and submits it
+// to the verifier's log. `layerproof serve prover` builds one from flags
+// and serves services() with rpc::StartServer.
+//
+// Inside: one engine thread (BatchScheduler) runs the continuous batch; a
+// commit worker signs and journals finished requests (InferencePipeline); a
+// submitter thread batches them to Log.Submit with backoff (LogSubmitter);
+// a small pool replays openings (replay.h); a sweeper deletes journal
+// entries older than the retention.
+//
+// Lifetime: the node must outlive any server serving its services(); shut
+// the server down after Shutdown and before destroying the node. The Model
+// and the Executor must outlive the node.
+//
+// Thread safety: services() and the accessors may be called from any
+// thread; Shutdown once from one thread (the destructor calls it if it was
+// not called).
+#ifndef LAYERPROOF_PROVER_PROVER_NODE_H_
+#define LAYERPROOF_PROVER_PROVER_NODE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/impl/service_type.h"
+#include "kernels/model/engine.h"
+#include "kernels/model/executor.h"
+#include "kernels/model/model.h"
+#include "prover/internal/prover_faults.h"
+#include "prover/log_submitter.h"
+#include "store/crypto.h"
+#include "store/rpc/roles.h"
+#include "store/rpc/tls.h"
+
+namespace layerproof::prover {
+
+struct ProverOptions {
+  // Commitment.prover_id: 1..256 printable ASCII characters, no spaces.
+  std::string prover_id;
+  // Not owned; must outlive the node.
+  const kernels::model::Model* model = nullptr;
+  kernels::model::Executor* executor = nullptr;
+  // Signs commitments and promises. Required.
+  std::shared_ptr<const store::Ed25519PrivateKey> key;
+  // The journal's RocksDB directory (created if missing). Required.
+  std::string journal_dir;
+  // The verifier's Log service, "host:port". Required.
+  std::string verifier_address;
+  rpc::TlsOptions verifier_tls;
+  // SubmissionPromise.log_origin; "" uses the origin of the log's latest
+  // checkpoint (empty until the log has answered once).
+  std::string log_origin;
+  kernels::model::EngineOptions engine;
+  // Largest GenerateRequest.max_tokens.
+  uint32_t max_new_tokens = 1024;
+  // Longest prompt in tokens (and below the context) and in text bytes.
+  uint32_t max_prompt_tokens = 4096;
+  uint32_t max_prompt_bytes = 64 << 10;
+  // How long Generate waits for the log before answering with a promise.
+  absl::Duration receipt_wait = absl::Milliseconds(1500);
+  // Journal entries older than this are deleted (openings then NOT_FOUND),
+  // checked at start and every retention_sweep_interval.
+  absl::Duration retention = absl::Hours(24 * 7);
+  absl::Duration retention_sweep_interval = absl::Hours(1);
+  // Openings: the largest (positions x hidden x 4 x layers), the longest
+  // (on top of the call's deadline), and the replay threads.
+  uint64_t max_opening_bytes = uint64_t{256} << 20;
+  absl::Duration max_opening_time = absl::Seconds(60);
+  int opening_threads = 2;
+  // Who may call Opening.Open (Role::kAuditor) when the server runs TLS;
+  // `insecure`: the server is plaintext and every check passes.
+  rpc::RoleMap roles;
+  bool insecure = false;
+  LogSubmitterOptions submitter;
+  // Tests only (prover_faults.h); null in production.
+  std::shared_ptr<ProverFaults> faults;
+};
+
+class ProverNode {
+ public:
+  // Validates the options (InvalidArgument naming the field), loads the
+  // tokenizer (tokenizer.json beside the model, if present), opens the
+  // journal, sweeps it, re-queues its pending commitments and starts the
+  // threads.
+  static absl::StatusOr<std::unique_ptr<ProverNode>> Create(
+      ProverOptions options);
+  ~ProverNode();
+  ProverNode(const ProverNode&) = delete;
+  ProverNode& operator=(const ProverNode&) = delete;
+
+  // Inference and Opening, for rpc::StartServer. Owned by the node.
+  std::vector<grpc::Service*> services();
+
+  // Stops accepting requests, lets requests in flight finish (cancelling
+  // those still running at `deadline`), commits them, flushes submissions
+  // until `deadline` and closes the journal. OK, or DeadlineExceeded when
+  // commitments were left pending (they are submitted at the next start).
+  absl::Status Shutdown(absl::Time deadline);
+
+  // Commitments queued for or in flight to the log.
+  size_t pending_submissions() const;
+  // Requests committed since the start.
+  uint64_t committed_requests() const;
+  // Deletes journal entries older than the retention now; returns how many.
+  absl::StatusOr<uint64_t> SweepJournal();
+
+ private:
+  struct Impl;
+  explicit ProverNode(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace layerproof::prover
+
+#endif  // LAYERPROOF_PROVER_PROVER_NODE_H_

@@ -1,0 +1,362 @@
+// Cheating provers (issue 5, docs/protocol.md "Cheating"): each kind of
+// cheat, injected through the test-only hooks of prover/internal/
+// prover_faults.h, must be caught with the right verdict in every audit
+// that samples the tampered step. Most tests audit every block (s = L), so
+// every audit samples it; one samples a single block and checks that
+// exactly the audits touching the tampered step fail.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include "store/commitment.h"
+#include "store/envelope.h"
+#include "tests/integration/cluster.h"
+
+namespace layerproof::integration {
+namespace {
+
+constexpr uint32_t kTamperedLayer = 2;  // of tiny's 4
+
+void FlipBit22(float* x) {
+  uint32_t bits;
+  std::memcpy(&bits, x, 4);
+  bits ^= 1u << 22;  // the top mantissa bit: the change survives every add
+  std::memcpy(x, &bits, 4);
+}
+
+// Flips one bit of every row of one layer, consistently in commitments and
+// openings.
+class FlipBitTamper : public prover::RowsTamper {
+ public:
+  void Tamper(int64_t layer, int64_t, float* rows, int64_t n,
+              int64_t width) override {
+    if (layer != kTamperedLayer) return;
+    for (int64_t r = 0; r < n; ++r) FlipBit22(rows + r * width);
+  }
+};
+
+// Skips block kTamperedLayer: its output is its input.
+class SkipLayerTamper : public prover::RowsTamper {
+ public:
+  void Tamper(int64_t layer, int64_t, float* rows, int64_t n,
+              int64_t width) override {
+    if (layer == kTamperedLayer - 1) previous_.assign(rows, rows + n * width);
+    if (layer == kTamperedLayer) {
+      ASSERT_EQ(previous_.size(), size_t(n * width));
+      std::copy(previous_.begin(), previous_.end(), rows);
+    }
+  }
+
+ private:
+  std::vector<float> previous_;
+};
+
+template <typename Tamper>
+class RowsFaults : public prover::ProverFaults {
+ public:
+  std::unique_ptr<prover::RowsTamper> NewRowsTamper() override {
+    return std::make_unique<Tamper>();
+  }
+};
+
+class WrongTokenFaults : public prover::ProverFaults {
+ public:
+  explicit WrongTokenFaults(int32_t vocab) : vocab_(vocab) {}
+  void TamperOutputTokens(std::vector<int32_t>& output) override {
+    output.back() = (output.back() + 1) % vocab_;
+  }
+
+ private:
+  int32_t vocab_;
+};
+
+class BadOpeningFaults : public prover::ProverFaults {
+ public:
+  void TamperOpenedRows(int64_t, int64_t, float* rows, int64_t,
+                        int64_t) override {
+    FlipBit22(rows);
+  }
+};
+
+// Claims another model digest than the one it serves.
+class ClaimDigestFaults : public prover::ProverFaults {
+ public:
+  explicit ClaimDigestFaults(std::string digest) : digest_(std::move(digest)) {}
+  void TamperCommitment(v1::Commitment& c) override {
+    c.set_model_digest(digest_);
+  }
+
+ private:
+  std::string digest_;
+};
+
+// Commits to its first request's computation for every later request.
+class ReplayFaults : public prover::ProverFaults {
+ public:
+  void TamperCommitment(v1::Commitment& c) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!first_) {
+      first_ = c;
+      return;
+    }
+    v1::Commitment replayed = *first_;
+    replayed.set_request_id(c.request_id());
+    replayed.set_created_at_unix_nanos(c.created_at_unix_nanos());
+    c = replayed;
+  }
+
+ private:
+  std::mutex mu_;
+  std::optional<v1::Commitment> first_;
+};
+
+class StallFaults : public prover::ProverFaults {
+ public:
+  bool StallOpenings() override { return true; }
+};
+
+std::string DigestOf(const kernels::model::Model& model) {
+  const auto& root = model.digest().root;
+  return std::string(root.begin(), root.end());
+}
+
+// Runs `n` requests through `prover` and returns their request ids.
+std::vector<std::string> RunRequests(Cluster& cluster, RunningProver& prover,
+                                     int n) {
+  auto stub = cluster.InferenceStub(prover);
+  const int32_t vocab =
+      static_cast<int32_t>(cluster.model().config().vocab_size);
+  std::vector<std::string> ids;
+  for (int i = 0; i < n; ++i) {
+    v1::SamplingParams sampling;
+    sampling.set_temperature(i % 2 ? 0.7f : 0.0f);
+    sampling.set_top_p(1.0f);
+    v1::GenerateRequest request;
+    for (int32_t id : RandomPrompt(100 + i, vocab, 10)) {
+      request.mutable_token_ids()->add_ids(id);
+    }
+    *request.mutable_sampling() = sampling;
+    request.set_max_tokens(5);
+    request.set_ignore_eos(true);
+    v1::GenerateResponse response;
+    grpc::ClientContext context;
+    const grpc::Status status = stub->Generate(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    ids.push_back(response.request_id());
+  }
+  return ids;
+}
+
+// Every request gets exactly one verdict, with `outcome` (and `layer` for
+// a mismatch, when given).
+void ExpectEveryVerdict(Cluster& cluster, const std::vector<std::string>& ids,
+                        v1::VerdictOutcome outcome,
+                        std::optional<uint32_t> layer = std::nullopt) {
+  ASSERT_TRUE(WaitForAudits(cluster, ids.size(), absl::Seconds(60)));
+  for (const std::string& id : ids) {
+    const std::vector<v1::Verdict> verdicts = cluster.Verdicts(id);
+    ASSERT_EQ(verdicts.size(), 1u);
+    EXPECT_EQ(verdicts[0].outcome(), outcome)
+        << v1::VerdictOutcome_Name(verdicts[0].outcome()) << ": "
+        << verdicts[0].detail();
+    if (layer) EXPECT_EQ(verdicts[0].mismatch().layer(), *layer);
+  }
+}
+
+VerifierSetup AuditEverything(uint32_t layers) {
+  return VerifierSetup{.policy = {1.0, layers}};
+}
+
+TEST(CheatingProver, FlippedBitInOneLayerIsAMismatchAtThatLayer) {
+  Cluster cluster;
+  cluster.StartVerifier(AuditEverything(4));
+  RunningProver& prover = cluster.StartProver(
+      {.faults = std::make_shared<RowsFaults<FlipBitTamper>>()});
+  ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 4),
+                     v1::FAIL_MISMATCH, kTamperedLayer);
+}
+
+TEST(CheatingProver, FlippedBitIsCaughtByEverySampleTouchingIt) {
+  // s = 1: block 2 recomputed from the honest h^1 differs from the flipped
+  // H_2, and block 3 recomputed from the (consistently) flipped h^2
+  // differs from the honest H_3. Blocks 1 and 4 cannot see the flip.
+  Cluster cluster;
+  cluster.StartVerifier(AuditEverything(1));
+  RunningProver& prover = cluster.StartProver(
+      {.faults = std::make_shared<RowsFaults<FlipBitTamper>>()});
+  const std::vector<std::string> ids = RunRequests(cluster, prover, 16);
+  ASSERT_TRUE(WaitForAudits(cluster, ids.size(), absl::Seconds(60)));
+  std::set<uint32_t> sampled;
+  for (const std::string& id : ids) {
+    const std::vector<v1::Verdict> verdicts = cluster.Verdicts(id);
+    ASSERT_EQ(verdicts.size(), 1u);
+    const v1::Verdict& v = verdicts[0];
+    ASSERT_EQ(v.audited_layers_size(), 1);
+    const uint32_t l = v.audited_layers(0);
+    sampled.insert(l);
+    if (l == kTamperedLayer || l == kTamperedLayer + 1) {
+      EXPECT_EQ(v.outcome(), v1::FAIL_MISMATCH) << "block " << l;
+      EXPECT_EQ(v.mismatch().layer(), l);
+    } else {
+      EXPECT_EQ(v.outcome(), v1::PASS) << "block " << l << ": " << v.detail();
+    }
+  }
+  EXPECT_GE(sampled.size(), 2u);  // 16 draws over 4 blocks
+}
+
+TEST(CheatingProver, RequestAuditOfAllLayersLocalisesTheFirstDivergence) {
+  Cluster cluster;
+  cluster.StartVerifier(VerifierSetup{.policy = {0.0, 1}});
+  RunningProver& prover = cluster.StartProver(
+      {.faults = std::make_shared<RowsFaults<FlipBitTamper>>()});
+  const std::vector<std::string> ids = RunRequests(cluster, prover, 1);
+  auto audit = cluster.AuditStub();
+  v1::RequestAuditRequest request;
+  request.set_request_id(ids[0]);
+  request.set_all_layers(true);
+  v1::RequestAuditResponse response;
+  grpc::ClientContext context;
+  const grpc::Status status = audit->RequestAudit(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  v1::Envelope envelope;
+  ASSERT_TRUE(envelope.ParseFromString(response.verdict().verdict_envelope()));
+  auto verdict = store::ParseVerdict(envelope.payload());
+  ASSERT_TRUE(verdict.ok());
+  EXPECT_EQ(verdict->outcome(), v1::FAIL_MISMATCH);
+  EXPECT_EQ(verdict->mismatch().layer(), kTamperedLayer);
+  EXPECT_EQ(verdict->audited_layers_size(), 4);
+}
+
+TEST(CheatingProver, SubstitutedWeightsUnderTheHonestDigestMismatch) {
+  Cluster cluster;
+  cluster.StartVerifier(AuditEverything(4));
+  ModelDir other("tiny", 2);
+  RunningProver& prover =
+      cluster.StartProver({.model = other.model.get(),
+                           .faults = std::make_shared<ClaimDigestFaults>(
+                               DigestOf(cluster.model()))});
+  ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 3),
+                     v1::FAIL_MISMATCH);
+  prover.Stop();  // before `other` goes
+}
+
+TEST(CheatingProver, SubstitutedWeightsUnderTheirOwnDigestAreTheWrongModel) {
+  Cluster cluster;
+  cluster.StartVerifier(AuditEverything(1));
+  ModelDir other("tiny", 2);
+  RunningProver& prover = cluster.StartProver({.model = other.model.get()});
+  ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 3), v1::FAIL_MODEL);
+  prover.Stop();
+}
+
+TEST(CheatingProver, SkippedLayerIsAMismatchAtThatLayer) {
+  Cluster cluster;
+  cluster.StartVerifier(AuditEverything(4));
+  RunningProver& prover = cluster.StartProver(
+      {.faults = std::make_shared<RowsFaults<SkipLayerTamper>>()});
+  ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 4),
+                     v1::FAIL_MISMATCH, kTamperedLayer);
+}
+
+TEST(CheatingProver, TokensNotFromTheSamplerFailTheHeadCheck) {
+  Cluster cluster;
+  cluster.StartVerifier(AuditEverything(1));  // the head is always checked
+  const int32_t vocab =
+      static_cast<int32_t>(cluster.model().config().vocab_size);
+  RunningProver& prover = cluster.StartProver(
+      {.faults = std::make_shared<WrongTokenFaults>(vocab)});
+  ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 4),
+                     v1::FAIL_MISMATCH, 4 + 1);
+}
+
+TEST(CheatingProver, OpeningThatDoesNotMatchTheCommitmentFails) {
+  Cluster cluster;
+  cluster.StartVerifier(AuditEverything(2));
+  RunningProver& prover =
+      cluster.StartProver({.faults = std::make_shared<BadOpeningFaults>()});
+  ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 4),
+                     v1::FAIL_OPENING);
+}
+
+TEST(CheatingProver, OldCommitmentUnderANewRequestIdFailsTheOpening) {
+  Cluster cluster;
+  cluster.StartVerifier(AuditEverything(1));
+  RunningProver& prover =
+      cluster.StartProver({.faults = std::make_shared<ReplayFaults>()});
+  const std::vector<std::string> ids = RunRequests(cluster, prover, 4);
+  ASSERT_TRUE(WaitForAudits(cluster, ids.size(), absl::Seconds(60)));
+  EXPECT_EQ(cluster.Verdicts(ids[0]).at(0).outcome(), v1::PASS);
+  ExpectEveryVerdict(cluster, {ids.begin() + 1, ids.end()}, v1::FAIL_OPENING);
+}
+
+TEST(CheatingProver, ForeignKeyIsRefusedWithASignatureVerdict) {
+  Cluster cluster;
+  cluster.StartVerifier(AuditEverything(1));
+  RunningProver& prover = cluster.StartProver(
+      {.foreign_key = true, .receipt_wait = absl::Milliseconds(500)});
+  const std::vector<std::string> ids = RunRequests(cluster, prover, 2);
+  for (const std::string& id : ids) {
+    const std::vector<v1::Verdict> verdicts =
+        cluster.WaitForVerdicts(id, absl::Seconds(30));
+    ASSERT_EQ(verdicts.size(), 1u);
+    EXPECT_EQ(verdicts[0].outcome(), v1::FAIL_SIGNATURE);
+    EXPECT_FALSE(verdicts[0].has_commitment_leaf_index());
+  }
+  // Nothing the foreign key signed is in the log: only the two verdicts.
+  EXPECT_EQ(cluster.LatestCheckpoint().size, 2u);
+}
+
+TEST(CheatingProver, ForgedSignatureIsRefusedWithASignatureVerdict) {
+  Cluster cluster;
+  cluster.StartVerifier(AuditEverything(1));
+  RunningProver& prover = cluster.StartProver();
+  const std::vector<std::string> ids = RunRequests(cluster, prover, 1);
+  ASSERT_TRUE(WaitForAudits(cluster, 1, absl::Seconds(60)));
+  // A commitment for a new request id, "signed" by the registered prover's
+  // key id with a signature that is not one.
+  auto opening = cluster.OpeningStub(prover);
+  v1::GetCommitmentRequest get;
+  get.set_request_id(ids[0]);
+  v1::GetCommitmentResponse got;
+  grpc::ClientContext get_context;
+  ASSERT_TRUE(opening->GetCommitment(&get_context, get, &got).ok());
+  v1::Envelope envelope;
+  ASSERT_TRUE(envelope.ParseFromString(got.commitment_envelope()));
+  auto commitment = store::ParseCommitment(envelope.payload());
+  ASSERT_TRUE(commitment.ok());
+  const std::string forged_id(16, '\x42');
+  commitment->set_request_id(forged_id);
+  envelope.set_payload(commitment->SerializeAsString());
+  std::string sig = envelope.signatures(0).sig();
+  sig[0] ^= 1;
+  envelope.mutable_signatures(0)->set_sig(sig);
+
+  auto log = cluster.LogStub();
+  v1::SubmitRequest submit;
+  submit.add_envelopes(envelope.SerializeAsString());
+  v1::SubmitResponse response;
+  grpc::ClientContext context;
+  ASSERT_TRUE(log->Submit(&context, submit, &response).ok());
+  ASSERT_EQ(response.results_size(), 1);
+  EXPECT_NE(response.results(0).code(), 0);
+  const std::vector<v1::Verdict> verdicts =
+      cluster.WaitForVerdicts(forged_id, absl::Seconds(30));
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts[0].outcome(), v1::FAIL_SIGNATURE);
+}
+
+TEST(CheatingProver, NeverAnsweringAnOpeningTimesOut) {
+  Cluster cluster;
+  cluster.StartVerifier(VerifierSetup{
+      .policy = {1.0, 1}, .opening_timeout = absl::Milliseconds(800)});
+  RunningProver& prover =
+      cluster.StartProver({.faults = std::make_shared<StallFaults>()});
+  ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 2),
+                     v1::FAIL_TIMEOUT);
+}
+
+}  // namespace
+}  // namespace layerproof::integration

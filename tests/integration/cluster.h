@@ -1,0 +1,180 @@
+// An in-process LayerProof deployment for the integration tests: the `tiny`
+// synthetic model, a verifier node and any number of prover nodes, each
+// served by rpc::StartServer on 127.0.0.1 with a free port, plus clients
+// that check what a real client would: receipts, token digests, inclusion
+// and consistency proofs, and the verifier's verdicts.
+//
+// Provers may be built with test-only faults (prover/internal/
+// prover_faults.h) or another model; everything else is the production
+// code path. Thread safety: Cluster's setup methods run on the test
+// thread; Generate and the stubs may be called from client threads.
+#ifndef LAYERPROOF_TESTS_INTEGRATION_CLUSTER_H_
+#define LAYERPROOF_TESTS_INTEGRATION_CLUSTER_H_
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "kernels/dispatch.h"
+#include "kernels/model/engine.h"
+#include "kernels/model/executor.h"
+#include "kernels/model/model.h"
+#include "layerproof/v1/audit.grpc.pb.h"
+#include "layerproof/v1/inference.grpc.pb.h"
+#include "layerproof/v1/log.grpc.pb.h"
+#include "layerproof/v1/opening.grpc.pb.h"
+#include "prover/internal/prover_faults.h"
+#include "prover/prover_node.h"
+#include "store/crypto.h"
+#include "store/rpc/roles.h"
+#include "store/rpc/server.h"
+#include "store/rpc/tls.h"
+#include "verifier/audit_policy.h"
+#include "verifier/verifier_node.h"
+
+namespace layerproof::integration {
+
+// A synthetic model directory, removed with the object.
+struct ModelDir {
+  ModelDir(const std::string& preset, uint64_t seed);
+  ~ModelDir();
+  std::filesystem::path dir;
+  std::unique_ptr<kernels::model::Model> model;
+};
+
+struct VerifierSetup {
+  verifier::AuditPolicy policy{1.0, 1};
+  absl::Duration opening_timeout = absl::Seconds(10);
+  int audit_threads = 2;
+  // TLS: the server side (cert, key, client CA), the outbound side toward
+  // provers, and the roles; insecure by default.
+  rpc::TlsOptions server_tls{.insecure = true};
+  rpc::TlsOptions client_tls{.insecure = true};
+  rpc::RoleMap roles;
+};
+
+struct ProverSetup {
+  std::string prover_id = "prover-1";
+  // Serve this model instead of the cluster's (model substitution).
+  const kernels::model::Model* model = nullptr;
+  std::shared_ptr<prover::ProverFaults> faults;
+  // Sign with a key the verifier does not know.
+  bool foreign_key = false;
+  // Do not register the prover with the verifier.
+  bool register_with_verifier = true;
+  // Reuse this journal dir and port (a restart); empty / 0: fresh.
+  std::string journal_dir;
+  int port = 0;
+  absl::Duration receipt_wait = absl::Milliseconds(3000);
+  rpc::TlsOptions server_tls{.insecure = true};
+  rpc::TlsOptions client_tls{.insecure = true};
+  rpc::RoleMap roles;
+};
+
+struct RunningProver {
+  std::string prover_id;
+  std::string journal_dir;
+  std::shared_ptr<const store::Ed25519PrivateKey> key;
+  std::unique_ptr<kernels::model::Executor> executor;
+  std::unique_ptr<prover::ProverNode> node;
+  std::unique_ptr<rpc::RunningServer> server;
+  std::string address() const;
+  // Shuts the node, then its server, down (a graceful restart).
+  void Stop();
+};
+
+// What a client keeps of one request.
+struct ClientResult {
+  v1::GenerateResponse response;
+  v1::Commitment commitment;  // parsed from the response's envelope
+};
+
+class Cluster {
+ public:
+  // Builds the tiny model (seed 1) and the verifier's key; starts nothing.
+  Cluster();
+  ~Cluster();
+
+  const kernels::model::Model& model() const { return *model_.model; }
+  std::string model_dir() const { return model_.dir.string(); }
+  const std::string& root() const { return root_; }
+  // The verifier's key (to run it out of process with the same key).
+  const store::Ed25519PrivateKey& verifier_private_key() const {
+    return *verifier_key_;
+  }
+  // Where provers find the verifier when it runs outside this process.
+  void set_verifier_port(int port) { verifier_port_ = port; }
+  // The TLS of the cluster's own queries (Verdicts, LatestCheckpoint).
+  void set_query_tls(const rpc::TlsOptions& tls) { query_tls_ = tls; }
+
+  // Starts (or, with the same db dir, restarts) the verifier.
+  void StartVerifier(const VerifierSetup& setup = {});
+  void StopVerifier();
+  verifier::VerifierNode& verifier() { return *verifier_; }
+  std::string verifier_address() const;
+  const store::Ed25519PublicKey& verifier_key() const;
+
+  // Starts a prover that submits to the verifier and registers it there.
+  RunningProver& StartProver(const ProverSetup& setup = {});
+
+  // Stubs over insecure channels (or `tls`).
+  std::unique_ptr<v1::Inference::Stub> InferenceStub(
+      const RunningProver& p, const rpc::TlsOptions& tls = {.insecure = true});
+  std::unique_ptr<v1::Opening::Stub> OpeningStub(const RunningProver& p,
+                                                 const rpc::TlsOptions& tls = {
+                                                     .insecure = true});
+  std::unique_ptr<v1::Log::Stub> LogStub(const rpc::TlsOptions& tls = {
+                                             .insecure = true});
+  std::unique_ptr<v1::Audit::Stub> AuditStub(const rpc::TlsOptions& tls = {
+                                                 .insecure = true});
+
+  // One Generate call with `prompt` ids; checks what a client checks on
+  // the response (envelope parses, token digests under the salt, a seed
+  // from the nonce) and returns it.
+  absl::StatusOr<ClientResult> Generate(v1::Inference::Stub& stub,
+                                        const std::vector<int32_t>& prompt,
+                                        uint32_t max_tokens,
+                                        const v1::SamplingParams& sampling,
+                                        const std::string& nonce = "");
+
+  // All verdicts on `request_id`, parsed.
+  std::vector<v1::Verdict> Verdicts(const std::string& request_id);
+  // Polls until `request_id` has at least one verdict (or the timeout).
+  std::vector<v1::Verdict> WaitForVerdicts(const std::string& request_id,
+                                           absl::Duration timeout);
+
+  // The verifier's latest checkpoint, verified with its key.
+  store::Checkpoint LatestCheckpoint();
+
+ private:
+  std::string root_;
+  ModelDir model_;
+  std::unique_ptr<kernels::model::Executor> verifier_executor_;
+  std::unique_ptr<kernels::model::Engine> verifier_engine_;
+  std::shared_ptr<const store::Ed25519PrivateKey> verifier_key_;
+  VerifierSetup verifier_setup_;
+  std::unique_ptr<verifier::VerifierNode> verifier_;
+  std::unique_ptr<rpc::RunningServer> verifier_server_;
+  int verifier_port_ = 0;
+  std::vector<std::unique_ptr<RunningProver>> provers_;
+  int next_journal_ = 0;
+  rpc::TlsOptions query_tls_{.insecure = true};
+};
+
+// Polls until the verifier has logged `n` audit verdicts since its start
+// and is idle; false at the deadline.
+bool WaitForAudits(Cluster& cluster, uint64_t n, absl::Duration timeout);
+
+// Random prompts of 2..max_len ids < vocab, deterministic in `seed`.
+std::vector<int32_t> RandomPrompt(uint64_t seed, int32_t vocab, int max_len);
+
+}  // namespace layerproof::integration
+
+#endif  // LAYERPROOF_TESTS_INTEGRATION_CLUSTER_H_

@@ -1,0 +1,244 @@
+// Restarts (issue 5): a verifier killed with SIGKILL under load and started
+// again loses nothing the prover was acknowledged for and logs every
+// pending commitment; a prover restarted between commit and opening still
+// serves the opening correctly from its journal.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "store/merkle.h"
+#include "tests/integration/cluster.h"
+
+namespace layerproof::integration {
+namespace {
+
+// A port that was free a moment ago (the verifier must be restarted on the
+// same one, so it cannot be 0).
+int ReservePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// `layerproof serve verifier` as a child process.
+class VerifierProcess {
+ public:
+  explicit VerifierProcess(std::vector<std::string> args)
+      : args_(std::move(args)) {
+    // argv is built before fork: the child of a threaded process may only
+    // make async-signal-safe calls before exec.
+    std::vector<char*> argv = {binary_.data()};
+    for (std::string& a : args_) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int out[2];
+    EXPECT_EQ(pipe(out), 0);
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], STDOUT_FILENO);
+      close(out[0]);
+      execv(binary_.c_str(), argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    // Wait for the "listening" line.
+    std::string line;
+    char c;
+    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+    close(out[0]);
+    EXPECT_NE(line.find("\"event\":\"listening\""), std::string::npos)
+        << "verifier said: " << line;
+  }
+  void Kill(int sig) {
+    if (pid_ <= 0) return;
+    kill(pid_, sig);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    exit_status_ = status;
+    pid_ = -1;
+  }
+  int exit_status() const { return exit_status_; }
+  ~VerifierProcess() { Kill(SIGKILL); }
+
+ private:
+  std::string binary_ = LP_LAYERPROOF_BINARY;
+  std::vector<std::string> args_;
+  pid_t pid_ = -1;
+  int exit_status_ = 0;
+};
+
+TEST(Restart, VerifierKilledUnderLoadLosesNothing) {
+  Cluster cluster;
+  const int port = ReservePort();
+  cluster.set_verifier_port(port);
+  RunningProver& prover =
+      cluster.StartProver({.receipt_wait = absl::Milliseconds(300)});
+
+  // The verifier's key and the prover registry, on disk.
+  const std::string keys = cluster.root() + "/keys";
+  std::filesystem::create_directories(keys);
+  ASSERT_TRUE(
+      store::WriteKeyPair(cluster.verifier_private_key(), keys + "/verifier")
+          .ok());
+  ASSERT_TRUE(store::WriteKeyPair(*prover.key, keys + "/prover").ok());
+  const std::string registry = cluster.root() + "/provers.json";
+  std::ofstream(registry) << "{\"provers\": [{\"id\": \"prover-1\", "
+                             "\"public_key_file\": \"keys/prover.pub\", "
+                             "\"opening_address\": \""
+                          << prover.address() << "\"}]}";
+  const std::vector<std::string> args = {
+      "serve",        "verifier",
+      "--model",      cluster.model_dir(),
+      "--key",        keys + "/verifier.key",
+      "--db",         cluster.root() + "/verifier-db",
+      "--listen",     "127.0.0.1:" + std::to_string(port),
+      "--provers",    registry,
+      "--audit-rate", "0.5",
+      "--insecure"};
+  auto verifier = std::make_unique<VerifierProcess>(args);
+
+  // Load: 4 clients until told to stop.
+  std::atomic<bool> stop{false};
+  std::atomic<int> acknowledged{0};
+  std::mutex mu;
+  std::vector<v1::GenerateResponse> responses;
+  std::vector<std::thread> clients;
+  const int32_t vocab =
+      static_cast<int32_t>(cluster.model().config().vocab_size);
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      auto stub = cluster.InferenceStub(prover);
+      for (int i = 0; !stop; ++i) {
+        v1::SamplingParams greedy;
+        greedy.set_top_p(1.0f);
+        auto r = cluster.Generate(*stub, RandomPrompt(c * 10000 + i, vocab, 8),
+                                  3, greedy);
+        ASSERT_TRUE(r.ok()) << r.status();
+        if (r->response.receipt().has_inclusion()) ++acknowledged;
+        std::lock_guard<std::mutex> lock(mu);
+        responses.push_back(r->response);
+      }
+    });
+  }
+  const auto wait_until = [](const std::function<bool()>& done,
+                             absl::Duration timeout) {
+    const absl::Time deadline = absl::Now() + timeout;
+    while (!done() && absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(10));  // polling the load
+    }
+    return done();
+  };
+  ASSERT_TRUE(
+      wait_until([&] { return acknowledged >= 20; }, absl::Seconds(60)));
+  verifier->Kill(SIGKILL);
+  // Requests keep coming while the log is down: they get promises.
+  const size_t during = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return responses.size();
+  }();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        std::lock_guard<std::mutex> lock(mu);
+        return responses.size() >= during + 8;
+      },
+      absl::Seconds(60)));
+  verifier = std::make_unique<VerifierProcess>(args);
+  ASSERT_TRUE(
+      wait_until([&] { return acknowledged >= 40; }, absl::Seconds(60)));
+  stop = true;
+  for (std::thread& t : clients) t.join();
+  ASSERT_TRUE(
+      wait_until([&] { return prover.node->pending_submissions() == 0; },
+                 absl::Seconds(60)));
+
+  // Every response's commitment is in the log; an acknowledged one at the
+  // index its receipt named.
+  auto log = cluster.LogStub();
+  int promised = 0;
+  for (const v1::GenerateResponse& r : responses) {
+    v1::GetInclusionProofRequest request;
+    const store::Sha256Hash leaf = store::LeafHash(r.commitment_envelope());
+    request.set_leaf_hash(std::string(leaf.begin(), leaf.end()));
+    v1::GetInclusionProofResponse response;
+    grpc::ClientContext context;
+    const grpc::Status status =
+        log->GetInclusionProof(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    if (r.receipt().has_inclusion()) {
+      EXPECT_EQ(response.inclusion().leaf_index(),
+                r.receipt().inclusion().leaf_index());
+    } else {
+      ++promised;
+    }
+  }
+  EXPECT_GE(promised, 8);
+  verifier->Kill(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(verifier->exit_status()));
+  EXPECT_EQ(WEXITSTATUS(verifier->exit_status()), 0);
+}
+
+TEST(Restart, ProverRestartedBetweenCommitAndOpeningStillOpens) {
+  Cluster cluster;
+  cluster.StartVerifier(VerifierSetup{.policy = {0.0, 1}});
+  RunningProver& first = cluster.StartProver();
+  const int32_t vocab =
+      static_cast<int32_t>(cluster.model().config().vocab_size);
+  auto stub = cluster.InferenceStub(first);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 2; ++i) {
+    v1::SamplingParams sampling;
+    sampling.set_temperature(0.9f);
+    sampling.set_top_p(0.95f);
+    auto r = cluster.Generate(*stub, RandomPrompt(7 + i, vocab, 10), 6,
+                              sampling, "nonce");
+    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_TRUE(r->response.receipt().has_inclusion());
+    ids.push_back(r->response.request_id());
+  }
+  const std::string journal = first.journal_dir;
+  const int port = first.server->port();
+  first.Stop();
+  cluster.StartProver({.journal_dir = journal, .port = port});
+
+  auto audit = cluster.AuditStub();
+  for (const std::string& id : ids) {
+    for (bool all_layers : {false, true}) {
+      v1::RequestAuditRequest request;
+      request.set_request_id(id);
+      request.set_all_layers(all_layers);
+      if (!all_layers) {
+        request.add_layers(1);
+        request.add_layers(3);
+      }
+      v1::RequestAuditResponse response;
+      grpc::ClientContext context;
+      const grpc::Status status =
+          audit->RequestAudit(&context, request, &response);
+      ASSERT_TRUE(status.ok()) << status.error_message();
+      v1::Envelope envelope;
+      ASSERT_TRUE(
+          envelope.ParseFromString(response.verdict().verdict_envelope()));
+      auto verdict = store::ParseVerdict(envelope.payload());
+      ASSERT_TRUE(verdict.ok());
+      EXPECT_EQ(verdict->outcome(), v1::PASS) << verdict->detail();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace layerproof::integration

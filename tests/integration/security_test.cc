@@ -1,0 +1,147 @@
+// mTLS and roles across the whole deployment (issue 5, docs/security.md):
+// with TLS on, the honest flow works end to end over certificates, and
+// Submit, RequestAudit, GetEvidence and Open are refused without the right
+// client certificate.
+#include <gtest/gtest.h>
+
+#include "store/rpc/roles.h"
+#include "tests/integration/cluster.h"
+#include "tests/rpc/test_certs.h"
+
+namespace layerproof::integration {
+namespace {
+
+using rpc::fixture::TestCerts;
+
+rpc::RoleMap Roles() {
+  rpc::RoleMap roles;
+  roles.Grant("prover-1", rpc::Role::kProver);
+  roles.Grant("verifier-1", rpc::Role::kAuditor);
+  roles.Grant("auditor-1", rpc::Role::kAuditor);
+  return roles;
+}
+
+class SecureCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const TestCerts& certs = TestCerts::Get();
+    ASSERT_TRUE(certs.ok());
+    cluster_.set_query_tls(certs.Client("stranger"));
+    cluster_.StartVerifier(
+        VerifierSetup{.policy = {1.0, 1},
+                      .server_tls = certs.Server(true),
+                      .client_tls = certs.Client("verifier-1"),
+                      .roles = Roles()});
+    prover_ = &cluster_.StartProver({.server_tls = certs.Server(true),
+                                     .client_tls = certs.Client("prover-1"),
+                                     .roles = Roles()});
+  }
+
+  // Runs one request over TLS as `client` and returns its response.
+  v1::GenerateResponse GenerateOne() {
+    auto stub =
+        cluster_.InferenceStub(*prover_, TestCerts::Get().Client("stranger"));
+    v1::SamplingParams greedy;
+    greedy.set_top_p(1.0f);
+    auto r = cluster_.Generate(*stub, {1, 2, 3}, 3, greedy);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->response : v1::GenerateResponse();
+  }
+
+  Cluster cluster_;
+  RunningProver* prover_ = nullptr;
+};
+
+TEST_F(SecureCluster, HonestFlowWorksOverMutualTls) {
+  const v1::GenerateResponse r = GenerateOne();
+  ASSERT_TRUE(r.receipt().has_inclusion());
+  ASSERT_TRUE(WaitForAudits(cluster_, 1, absl::Seconds(60)));
+  const std::vector<v1::Verdict> verdicts = cluster_.Verdicts(r.request_id());
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts[0].outcome(), v1::PASS) << verdicts[0].detail();
+}
+
+TEST_F(SecureCluster, SubmitNeedsTheProverRole) {
+  const v1::GenerateResponse r = GenerateOne();
+  for (const char* who : {"stranger", "auditor-1"}) {
+    auto log = cluster_.LogStub(TestCerts::Get().Client(who));
+    v1::SubmitRequest request;
+    request.add_envelopes(r.commitment_envelope());
+    v1::SubmitResponse response;
+    grpc::ClientContext context;
+    const grpc::Status status = log->Submit(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << who;
+    EXPECT_NE(status.error_message().find("role prover"), std::string::npos)
+        << status.error_message();
+  }
+  // No client certificate: the handshake itself fails.
+  auto anonymous = cluster_.LogStub(TestCerts::Get().Client(""));
+  v1::SubmitRequest request;
+  request.add_envelopes(r.commitment_envelope());
+  v1::SubmitResponse response;
+  grpc::ClientContext context;
+  EXPECT_FALSE(anonymous->Submit(&context, request, &response).ok());
+  // The prover's own certificate may submit (a duplicate here).
+  auto log = cluster_.LogStub(TestCerts::Get().Client("prover-1"));
+  grpc::ClientContext ok_context;
+  ASSERT_TRUE(log->Submit(&ok_context, request, &response).ok());
+  ASSERT_EQ(response.results_size(), 1);
+  EXPECT_EQ(response.results(0).code(), 0);
+  EXPECT_TRUE(response.results(0).duplicate());
+}
+
+TEST_F(SecureCluster, RequestAuditAndEvidenceNeedTheAuditorRole) {
+  const v1::GenerateResponse r = GenerateOne();
+  ASSERT_TRUE(WaitForAudits(cluster_, 1, absl::Seconds(60)));
+  for (const char* who : {"stranger", "prover-1"}) {
+    auto audit = cluster_.AuditStub(TestCerts::Get().Client(who));
+    v1::RequestAuditRequest request;
+    request.set_request_id(r.request_id());
+    v1::RequestAuditResponse response;
+    grpc::ClientContext context;
+    EXPECT_EQ(audit->RequestAudit(&context, request, &response).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED)
+        << who;
+    v1::GetEvidenceRequest evidence_request;
+    evidence_request.set_request_id(r.request_id());
+    v1::EvidenceBundle bundle;
+    grpc::ClientContext evidence_context;
+    EXPECT_EQ(audit->GetEvidence(&evidence_context, evidence_request, &bundle)
+                  .error_code(),
+              grpc::StatusCode::PERMISSION_DENIED)
+        << who;
+  }
+  auto audit = cluster_.AuditStub(TestCerts::Get().Client("auditor-1"));
+  v1::RequestAuditRequest request;
+  request.set_request_id(r.request_id());
+  v1::RequestAuditResponse response;
+  grpc::ClientContext context;
+  const grpc::Status status = audit->RequestAudit(&context, request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  v1::GetEvidenceRequest evidence_request;
+  evidence_request.set_request_id(r.request_id());
+  v1::EvidenceBundle bundle;
+  grpc::ClientContext evidence_context;
+  EXPECT_TRUE(
+      audit->GetEvidence(&evidence_context, evidence_request, &bundle).ok());
+  EXPECT_EQ(bundle.commitment_envelope(), r.commitment_envelope());
+}
+
+TEST_F(SecureCluster, OpeningNeedsTheAuditorRole) {
+  const v1::GenerateResponse r = GenerateOne();
+  auto opening =
+      cluster_.OpeningStub(*prover_, TestCerts::Get().Client("stranger"));
+  v1::OpenRequest request;
+  request.set_request_id(r.request_id());
+  request.add_layers(0);
+  grpc::ClientContext context;
+  auto reader = opening->Open(&context, request);
+  v1::OpenChunk chunk;
+  EXPECT_FALSE(reader->Read(&chunk));
+  const grpc::Status status = reader->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+      << status.error_message();
+}
+
+}  // namespace
+}  // namespace layerproof::integration

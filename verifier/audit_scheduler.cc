@@ -1,0 +1,410 @@
+#include "verifier/audit_scheduler.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "kernels/status.h"
+#include "store/commitment.h"
+#include "store/envelope.h"
+#include "store/internal/str_cat.h"
+#include "store/merkle.h"
+
+namespace layerproof::verifier {
+namespace {
+
+using store::internal::Cat;
+
+// Log entries indexed per synced write during a catch-up.
+constexpr uint64_t kIndexChunk = 1024;
+
+int64_t NowNanos() { return absl::ToUnixNanos(absl::Now()); }
+
+std::string HashBytes(const store::Sha256Hash& h) {
+  return std::string(reinterpret_cast<const char*>(h.data()), h.size());
+}
+
+// The envelope's payload type and payload, unverified: for entries the log
+// accepted (and so verified) before.
+std::optional<v1::Envelope> ParseStoredEnvelope(const std::string& bytes) {
+  v1::Envelope env;
+  if (!env.ParseFromString(bytes)) return std::nullopt;
+  return env;
+}
+
+std::string CommitmentProverId(const std::string& envelope_bytes) {
+  std::optional<v1::Envelope> env = ParseStoredEnvelope(envelope_bytes);
+  if (!env.has_value()) return "";
+  v1::Commitment c;
+  if (!c.ParseFromString(env->payload())) return "";
+  return c.prover_id();
+}
+
+// A verdict detail: printable ASCII (so valid UTF-8), at most the limit.
+std::string VerdictDetail(std::string_view text) {
+  std::string out(text.substr(0, store::kMaxVerdictDetailBytes));
+  for (char& ch : out) {
+    if (ch < 0x20 || ch > 0x7e) ch = '?';
+  }
+  return out;
+}
+
+void AddOpening(const Opening& opening, v1::AuditRecord& record) {
+  static_assert(std::endian::native == std::endian::little,
+                "opened layers are stored as little-endian fp32");
+  *record.mutable_opening() = opening.header;
+  record.clear_opened_layers();
+  for (const auto& [layer, rows] : opening.layers) {
+    v1::OpenedLayer* out = record.add_opened_layers();
+    out->set_layer(layer);
+    out->mutable_data()->resize(rows.size() * sizeof(float));
+    if (!rows.empty()) {
+      std::memcpy(out->mutable_data()->data(), rows.data(),
+                  rows.size() * sizeof(float));
+    }
+  }
+}
+
+}  // namespace
+
+AuditScheduler::AuditScheduler(AuditSchedulerOptions options,
+                               std::shared_ptr<internal::DbHandles> dbs,
+                               const ProverDirectory& provers,
+                               const ReExecutor& re_executor,
+                               std::shared_ptr<OpeningSource> openings)
+    : options_(std::move(options)),
+      dbs_(std::move(dbs)),
+      provers_(provers),
+      re_executor_(re_executor),
+      openings_(std::move(openings)),
+      pool_(options_.audit_threads) {}
+
+AuditScheduler::~AuditScheduler() {
+  Shutdown(absl::InfinitePast()).IgnoreError();
+}
+
+absl::Status AuditScheduler::CatchUp() {
+  LP_ASSIGN_OR_RETURN(const internal::Dbs db, dbs_->Get());
+  absl::MutexLock lock(&index_mu_);
+  LP_ASSIGN_OR_RETURN(uint64_t next, db.store->IndexedSize());
+  const uint64_t size = db.log->Size();
+  while (next < size) {
+    const uint64_t end = std::min(size, next + kIndexChunk);
+    AuditStoreBatch batch;
+    AuditCounters added;
+    std::map<std::string, uint64_t> new_commitments;
+    std::map<std::string, v1::AuditRecord> touched;  // by audit seed
+    std::vector<std::string> to_queue;
+    for (uint64_t i = next; i < end; ++i) {
+      LP_ASSIGN_OR_RETURN(std::string entry, db.log->Entry(i));
+      std::optional<v1::Envelope> env = ParseStoredEnvelope(entry);
+      // The log holds only verified envelopes; anything else is not ours
+      // to index.
+      if (!env.has_value()) continue;
+      if (env->payload_type() == store::kCommitmentPayloadType) {
+        absl::StatusOr<v1::Commitment> c =
+            store::ParseCommitment(env->payload());
+        if (!c.ok()) continue;
+        LP_ASSIGN_OR_RETURN(std::optional<uint64_t> known,
+                            db.store->CommitmentIndex(c->request_id()));
+        if (known.has_value() || new_commitments.count(c->request_id())) {
+          continue;  // the first commitment of a request id wins
+        }
+        batch.PutCommitment(c->request_id(), i);
+        new_commitments[c->request_id()] = i;
+        ++added.commitments_indexed;
+        LP_ASSIGN_OR_RETURN(std::string seed, FreshAuditSeed());
+        AuditDraw draw = DrawAudit(seed, options_.policy, options_.num_layers);
+        if (!draw.audit) continue;
+        v1::AuditRecord record;
+        record.set_request_id(c->request_id());
+        record.set_commitment_leaf_index(i);
+        record.set_audit_seed(seed);
+        for (uint32_t l : draw.layers) record.add_layers(l);
+        record.set_created_at_unix_nanos(NowNanos());
+        batch.PutAudit(record);
+        to_queue.push_back(seed);
+        ++added.audits_drawn;
+      } else if (env->payload_type() == store::kVerdictPayloadType) {
+        absl::StatusOr<v1::Verdict> v = store::ParseVerdict(env->payload());
+        if (!v.ok()) continue;
+        v1::VerdictIndexEntry index_entry;
+        index_entry.set_request_id(v->request_id());
+        index_entry.set_outcome(v->outcome());
+        index_entry.set_created_at_unix_nanos(v->created_at_unix_nanos());
+        index_entry.set_audit_seed(v->audit_seed());
+        absl::StatusOr<std::string> prover = ProverIdOf(db, *v);
+        if (prover.ok()) index_entry.set_prover_id(*prover);
+        batch.PutVerdict(i, index_entry);
+        std::optional<v1::AuditRecord> record;
+        if (auto t = touched.find(v->audit_seed()); t != touched.end()) {
+          record = t->second;
+        } else {
+          LP_ASSIGN_OR_RETURN(record, db.store->Audit(v->audit_seed()));
+        }
+        if (record.has_value() && !record->done()) {
+          record->set_done(true);
+          record->set_verdict_leaf_index(i);
+          batch.PutAudit(*record);
+          touched[v->audit_seed()] = *record;
+        }
+        const int outcome = static_cast<int>(v->outcome());
+        if (outcome >= 0 && outcome < int(added.verdicts.size())) {
+          ++added.verdicts[size_t(outcome)];
+        }
+      }
+    }
+    batch.SetIndexed(end);
+    LP_RETURN_IF_ERROR(db.store->Write(batch));
+    {
+      absl::MutexLock c(&counters_mu_);
+      counters_.commitments_indexed += added.commitments_indexed;
+      counters_.audits_drawn += added.audits_drawn;
+      for (size_t k = 0; k < added.verdicts.size(); ++k) {
+        counters_.verdicts[k] += added.verdicts[k];
+      }
+    }
+    // Persisted above: queued only now (a crash before this point leaves
+    // them pending for ResumePending).
+    for (const std::string& seed : to_queue) Queue(seed, nullptr);
+    next = end;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AuditScheduler::ResumePending() {
+  LP_ASSIGN_OR_RETURN(const internal::Dbs db, dbs_->Get());
+  LP_ASSIGN_OR_RETURN(std::vector<v1::AuditRecord> pending,
+                      db.store->PendingAudits());
+  for (const v1::AuditRecord& r : pending) Queue(r.audit_seed(), nullptr);
+  return absl::OkStatus();
+}
+
+void AuditScheduler::Queue(const std::string& seed, VerdictCallback done) {
+  {
+    absl::MutexLock lock(&active_mu_);
+    if (!active_.insert(seed).second) return;  // already queued or running
+  }
+  internal::TaskPool::Task task;
+  task.run = [this, seed, done] { RunAudit(seed, done); };
+  task.dropped = [this, seed, done] {
+    {
+      absl::MutexLock lock(&active_mu_);
+      active_.erase(seed);
+    }
+    if (done) {
+      done(absl::UnavailableError(
+          "the verifier is shutting down; the audit stays pending and runs "
+          "at the next start"));
+    }
+  };
+  auto dropped = task.dropped;
+  if (!pool_.Post(std::move(task))) dropped();
+}
+
+void AuditScheduler::RequestAudit(std::string request_id, uint64_t leaf_index,
+                                  std::vector<uint32_t> layers, bool all_layers,
+                                  VerdictCallback done) {
+  internal::TaskPool::Task task;
+  // Persisting the record is a synced write: done here, on a worker.
+  task.run = [this, request_id = std::move(request_id), leaf_index,
+              layers = std::move(layers), all_layers, done]() mutable {
+    absl::StatusOr<std::string> seed = FreshAuditSeed();
+    if (!seed.ok()) {
+      done(seed.status());
+      return;
+    }
+    if (!all_layers && layers.empty()) {
+      AuditPolicy policy = options_.policy;
+      policy.rate = 1.0;
+      layers = DrawAudit(*seed, policy, options_.num_layers).layers;
+    }
+    v1::AuditRecord record;
+    record.set_request_id(request_id);
+    record.set_commitment_leaf_index(leaf_index);
+    record.set_audit_seed(*seed);
+    for (uint32_t l : layers) record.add_layers(l);
+    record.set_all_layers(all_layers);
+    record.set_on_demand(true);
+    record.set_created_at_unix_nanos(NowNanos());
+    absl::StatusOr<internal::Dbs> db = dbs_->Get();
+    if (!db.ok()) {
+      done(db.status());
+      return;
+    }
+    AuditStoreBatch batch;
+    batch.PutAudit(record);
+    if (absl::Status s = db->store->Write(batch); !s.ok()) {
+      done(s);
+      return;
+    }
+    RunAudit(*seed, done);
+  };
+  task.dropped = [done] {
+    done(absl::UnavailableError(
+        "the verifier is shutting down; no audit was started"));
+  };
+  auto dropped = task.dropped;
+  if (!pool_.Post(std::move(task))) dropped();
+}
+
+void AuditScheduler::RunAudit(const std::string& seed,
+                              const VerdictCallback& done) {
+  absl::StatusOr<v1::VerdictRecord> result = RunAuditOrError(seed);
+  {
+    absl::MutexLock lock(&active_mu_);
+    active_.erase(seed);
+  }
+  if (!result.ok() && !absl::IsUnavailable(result.status())) {
+    absl::MutexLock c(&counters_mu_);
+    ++counters_.audit_errors;
+  }
+  if (done) done(std::move(result));
+}
+
+absl::StatusOr<v1::VerdictRecord> AuditScheduler::RunAuditOrError(
+    const std::string& seed) {
+  LP_ASSIGN_OR_RETURN(const internal::Dbs db, dbs_->Get());
+  LP_ASSIGN_OR_RETURN(std::optional<v1::AuditRecord> stored,
+                      db.store->Audit(seed));
+  if (!stored.has_value()) {
+    return absl::InternalError("audit record missing from the audit store");
+  }
+  v1::AuditRecord record = std::move(*stored);
+  if (record.done()) {
+    v1::VerdictRecord out;
+    LP_ASSIGN_OR_RETURN(*out.mutable_verdict_envelope(),
+                        db.log->Entry(record.verdict_leaf_index()));
+    out.set_leaf_index(record.verdict_leaf_index());
+    return out;
+  }
+  if (record.verdict_envelope().empty()) {
+    LP_ASSIGN_OR_RETURN(std::string envelope,
+                        db.log->Entry(record.commitment_leaf_index()));
+    AuditPlan plan;
+    plan.layers.assign(record.layers().begin(), record.layers().end());
+    plan.all_layers = record.all_layers();
+    plan.audit_seed = seed;
+    const std::shared_ptr<const store::KeyRing> keys = provers_.keys();
+    LP_ASSIGN_OR_RETURN(
+        AuditOutcome outcome,
+        re_executor_.Audit(envelope, record.commitment_leaf_index(), plan,
+                           *keys, *openings_, options_.opening_timeout));
+    v1::Verdict verdict = std::move(outcome.verdict);
+    verdict.set_verifier_id(options_.verifier_id);
+    verdict.set_created_at_unix_nanos(NowNanos());
+    LP_ASSIGN_OR_RETURN(*record.mutable_verdict_envelope(),
+                        store::SignVerdict(verdict, *options_.key));
+    if (outcome.opening.has_value()) AddOpening(*outcome.opening, record);
+    absl::ReaderMutexLock lock(&finish_mu_);
+    if (abandoned_) {
+      return absl::UnavailableError(
+          "the audit outlived the shutdown deadline; it runs again at the "
+          "next start");
+    }
+    AuditStoreBatch batch;
+    batch.PutAudit(record);
+    LP_RETURN_IF_ERROR(db.store->Write(batch));
+    return AppendVerdict(db, record);
+  }
+  absl::ReaderMutexLock lock(&finish_mu_);
+  if (abandoned_) {
+    return absl::UnavailableError("the verifier shut down before logging");
+  }
+  return AppendVerdict(db, record);
+}
+
+absl::StatusOr<v1::VerdictRecord> AuditScheduler::AppendVerdict(
+    const internal::Dbs& db, const v1::AuditRecord& record) {
+  LP_ASSIGN_OR_RETURN(store::AppendResult appended,
+                      db.log->Append(record.verdict_envelope()));
+  LP_RETURN_IF_ERROR(CatchUp());
+  {
+    absl::MutexLock c(&counters_mu_);
+    if (!record.refused_at_submission()) ++counters_.audits_done;
+  }
+  v1::VerdictRecord out;
+  out.set_verdict_envelope(record.verdict_envelope());
+  out.set_leaf_index(appended.index);
+  return out;
+}
+
+absl::Status AuditScheduler::RecordRefusal(const std::string& envelope,
+                                           const v1::Commitment& commitment,
+                                           std::string_view reason) {
+  LP_ASSIGN_OR_RETURN(const internal::Dbs db, dbs_->Get());
+  absl::MutexLock lock(&refusal_mu_);
+  const std::string leaf_hash = HashBytes(store::LeafHash(envelope));
+  LP_ASSIGN_OR_RETURN(std::optional<std::string> known,
+                      db.store->Refusal(leaf_hash));
+  if (known.has_value()) {
+    LP_ASSIGN_OR_RETURN(std::optional<v1::AuditRecord> r,
+                        db.store->Audit(*known));
+    if (!r.has_value() || r->done()) return absl::OkStatus();
+    return AppendVerdict(db, *r).status();  // logged before a crash? Retry.
+  }
+  LP_ASSIGN_OR_RETURN(std::string seed, FreshAuditSeed());
+  v1::Verdict verdict;
+  verdict.set_request_id(commitment.request_id());
+  verdict.set_outcome(v1::FAIL_SIGNATURE);
+  verdict.set_commitment_leaf_hash(leaf_hash);
+  verdict.set_audit_seed(seed);
+  verdict.set_verifier_id(options_.verifier_id);
+  verdict.set_created_at_unix_nanos(NowNanos());
+  verdict.set_detail(VerdictDetail(Cat("refused at submission: ", reason)));
+  v1::AuditRecord record;
+  record.set_request_id(commitment.request_id());
+  record.set_audit_seed(seed);
+  record.set_refused_at_submission(true);
+  record.set_refused_envelope(envelope);
+  record.set_created_at_unix_nanos(verdict.created_at_unix_nanos());
+  LP_ASSIGN_OR_RETURN(*record.mutable_verdict_envelope(),
+                      store::SignVerdict(verdict, *options_.key));
+  AuditStoreBatch batch;
+  batch.PutAudit(record);
+  batch.PutRefusal(leaf_hash, seed);
+  LP_RETURN_IF_ERROR(db.store->Write(batch));
+  return AppendVerdict(db, record).status();
+}
+
+absl::StatusOr<std::string> AuditScheduler::ProverIdOf(
+    const internal::Dbs& db, const v1::Verdict& verdict) const {
+  if (verdict.has_commitment_leaf_index()) {
+    LP_ASSIGN_OR_RETURN(std::string entry,
+                        db.log->Entry(verdict.commitment_leaf_index()));
+    return CommitmentProverId(entry);
+  }
+  LP_ASSIGN_OR_RETURN(std::optional<std::string> seed,
+                      db.store->Refusal(verdict.commitment_leaf_hash()));
+  if (!seed.has_value()) return std::string();
+  LP_ASSIGN_OR_RETURN(std::optional<v1::AuditRecord> r, db.store->Audit(*seed));
+  if (!r.has_value()) return std::string();
+  return CommitmentProverId(r->refused_envelope());
+}
+
+absl::Status AuditScheduler::WaitIdle(absl::Duration timeout) {
+  if (pool_.WaitIdle(absl::Now() + timeout)) return absl::OkStatus();
+  return absl::DeadlineExceededError(
+      Cat("audits still busy after ", absl::FormatDuration(timeout), ": ",
+          pool_.queued(), " queued, ", pool_.running(), " running"));
+}
+
+absl::Status AuditScheduler::Shutdown(absl::Time deadline) {
+  if (pool_.Stop(deadline)) return absl::OkStatus();
+  absl::MutexLock lock(&finish_mu_);
+  abandoned_ = true;
+  return absl::DeadlineExceededError(
+      Cat(pool_.running(),
+          " audit(s) still running at the shutdown deadline were abandoned; "
+          "they stay pending and run again at the next start"));
+}
+
+AuditCounters AuditScheduler::counters() const {
+  absl::MutexLock c(&counters_mu_);
+  return counters_;
+}
+
+}  // namespace layerproof::verifier

@@ -1,0 +1,165 @@
+// The verdict side of the verifier (DESIGN §1 step 4, §6): indexes the log,
+// draws audits with fresh randomness after each commitment is logged, runs
+// them on a worker pool (ReExecutor), and signs and logs every verdict.
+//
+// Indexing (CatchUp) walks the log entries not yet indexed, in order, under
+// one lock. For a commitment it records request_id -> leaf index and, when
+// the policy's draw (FreshAuditSeed + DrawAudit) says so, an AuditRecord;
+// for a verdict it records the verdict index and marks its audit done. All
+// of one catch-up is one synced write, and audits are queued only after
+// that write, so a crash anywhere loses no draw: the next start indexes
+// what was left and resumes every pending audit (ResumePending).
+//
+// Running an audit: ReExecutor::Audit; the verdict gets verifier_id and
+// created_at, is signed (store::SignVerdict) and stored in the audit's
+// record with the opening it used BEFORE it is appended, so a restart
+// re-appends the same bytes (the log answers with the original index)
+// rather than auditing again. An audit that fails for the verifier's own
+// reasons (an executor error) stays pending and is retried at next start.
+//
+// Shutdown: refuses new audits, drops the queued ones (they stay pending in
+// the store), and waits for the running ones until a deadline; an audit
+// still running then is abandoned: its result is discarded, not logged, and
+// it is redone at the next start.
+//
+// Thread safety: every method is thread-safe.
+#ifndef LAYERPROOF_VERIFIER_AUDIT_SCHEDULER_H_
+#define LAYERPROOF_VERIFIER_AUDIT_SCHEDULER_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "layerproof/v1/audit.pb.h"
+#include "layerproof/v1/records.pb.h"
+#include "layerproof/v1/verifier_state.pb.h"
+#include "store/crypto.h"
+#include "store/log.h"
+#include "verifier/audit_policy.h"
+#include "verifier/audit_store.h"
+#include "verifier/internal/db_handles.h"
+#include "verifier/internal/task_pool.h"
+#include "verifier/prover_registry.h"
+#include "verifier/re_executor.h"
+
+namespace layerproof::verifier {
+
+struct AuditSchedulerOptions {
+  std::string verifier_id;
+  // Signs verdicts. Required.
+  std::shared_ptr<const store::Ed25519PrivateKey> key;
+  AuditPolicy policy;
+  // L of the verifier's model (the draws are over 1..L).
+  uint32_t num_layers = 0;
+  int audit_threads = 2;
+  absl::Duration opening_timeout = absl::Seconds(30);
+};
+
+struct AuditCounters {
+  uint64_t commitments_indexed = 0;  // since start, by CatchUp
+  uint64_t audits_drawn = 0;         // scheduled by the policy
+  uint64_t audits_done = 0;          // verdicts logged by this process
+  uint64_t audit_errors = 0;         // audits left pending by an error
+  // Verdicts indexed since start, by v1::VerdictOutcome value.
+  std::array<uint64_t, 7> verdicts{};
+};
+
+class AuditScheduler {
+ public:
+  using VerdictCallback =
+      std::function<void(absl::StatusOr<v1::VerdictRecord>)>;
+
+  // Everything passed must outlive the scheduler, except the shared ones.
+  AuditScheduler(AuditSchedulerOptions options,
+                 std::shared_ptr<internal::DbHandles> dbs,
+                 const ProverDirectory& provers, const ReExecutor& re_executor,
+                 std::shared_ptr<OpeningSource> openings);
+  // Shuts down with a zero deadline if not done, and joins the workers
+  // (waiting for running audits however long they take).
+  ~AuditScheduler();
+  AuditScheduler(const AuditScheduler&) = delete;
+  AuditScheduler& operator=(const AuditScheduler&) = delete;
+
+  // Indexes every log entry not yet indexed (see the header comment).
+  absl::Status CatchUp();
+  // Queues every pending audit in the store (at start, before CatchUp).
+  absl::Status ResumePending();
+
+  // Audits the commitment logged at `leaf_index` now, with `layers` (1..L,
+  // ascending; validated by the caller), or all layers, or a fresh draw of
+  // the policy's s layers when layers is empty and !all_layers. The record
+  // is persisted first; `done` is called from a worker thread once the
+  // verdict is logged, or with the error (Unavailable when shutting down:
+  // the audit stays pending and runs at the next start).
+  void RequestAudit(std::string request_id, uint64_t leaf_index,
+                    std::vector<uint32_t> layers, bool all_layers,
+                    VerdictCallback done);
+
+  // A structurally valid commitment whose envelope signature failed at
+  // submission: stores the refused envelope and logs a signed
+  // FAIL_SIGNATURE verdict for it (no commitment_leaf_index), once per
+  // envelope (deduplicated by leaf hash). Blocks until logged.
+  absl::Status RecordRefusal(const std::string& envelope,
+                             const v1::Commitment& commitment,
+                             std::string_view reason);
+
+  // Blocks until no audit is queued or running; DeadlineExceeded naming
+  // the counts otherwise.
+  absl::Status WaitIdle(absl::Duration timeout);
+  // See the header comment. OK when every running audit finished;
+  // DeadlineExceeded naming how many were abandoned otherwise.
+  absl::Status Shutdown(absl::Time deadline);
+
+  AuditCounters counters() const;
+  size_t queued() const { return pool_.queued(); }
+  size_t running() const { return pool_.running(); }
+
+ private:
+  // Persists nothing; queues the audit with seed `seed`.
+  void Queue(const std::string& seed, VerdictCallback done);
+  void RunAudit(const std::string& seed, const VerdictCallback& done);
+  absl::StatusOr<v1::VerdictRecord> RunAuditOrError(const std::string& seed);
+  // Appends a signed verdict stored in `record` and indexes it.
+  absl::StatusOr<v1::VerdictRecord> AppendVerdict(
+      const internal::Dbs& db, const v1::AuditRecord& record);
+  absl::StatusOr<std::string> ProverIdOf(const internal::Dbs& db,
+                                         const v1::Verdict& verdict) const;
+
+  const AuditSchedulerOptions options_;
+  const std::shared_ptr<internal::DbHandles> dbs_;
+  const ProverDirectory& provers_;
+  const ReExecutor& re_executor_;
+  const std::shared_ptr<OpeningSource> openings_;
+
+  // Serialises CatchUp (the index is written in log order).
+  absl::Mutex index_mu_;
+  // Serialises RecordRefusal's check-and-append.
+  absl::Mutex refusal_mu_;
+  // Workers hold it shared while they persist and log a verdict; Shutdown
+  // takes it exclusively to mark the stragglers abandoned.
+  absl::Mutex finish_mu_;
+  bool abandoned_ ABSL_GUARDED_BY(finish_mu_) = false;
+
+  // Audit seeds queued or running: an audit is never run twice at once.
+  absl::Mutex active_mu_;
+  std::set<std::string> active_ ABSL_GUARDED_BY(active_mu_);
+
+  mutable absl::Mutex counters_mu_;
+  AuditCounters counters_ ABSL_GUARDED_BY(counters_mu_);
+
+  internal::TaskPool pool_;
+};
+
+}  // namespace layerproof::verifier
+
+#endif  // LAYERPROOF_VERIFIER_AUDIT_SCHEDULER_H_

@@ -1,0 +1,158 @@
+#include "verifier/audit_service.h"
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "kernels/status.h"
+#include "store/internal/str_cat.h"
+#include "store/rpc/grpc_status.h"
+#include "verifier/evidence.h"
+#include "verifier/validation.h"
+
+namespace layerproof::verifier {
+namespace {
+
+using store::internal::Cat;
+
+grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context,
+                                    const absl::Status& status) {
+  // Lifetime: gRPC owns the default reactor; it ends after this Finish.
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(rpc::ToGrpcStatus(status));
+  return reactor;
+}
+
+std::string Hex(const std::string& bytes) {
+  return store::HexEncode(store::AsBytes(bytes));
+}
+
+absl::Status Verdicts(const internal::Dbs& db,
+                      const v1::GetVerdictRequest& request,
+                      v1::GetVerdictResponse& out) {
+  LP_RETURN_IF_ERROR(ValidateGetVerdictRequest(request));
+  LP_ASSIGN_OR_RETURN(std::vector<uint64_t> indices,
+                      db.store->VerdictsOf(request.request_id()));
+  if (indices.empty()) {
+    LP_ASSIGN_OR_RETURN(std::optional<uint64_t> logged,
+                        db.store->CommitmentIndex(request.request_id()));
+    if (!logged.has_value()) {
+      return absl::NotFoundError(
+          Cat("GetVerdictRequest.request_id: ", Hex(request.request_id()),
+              " is not logged"));
+    }
+  }
+  for (uint64_t i : indices) {
+    v1::VerdictRecord* r = out.add_verdicts();
+    LP_ASSIGN_OR_RETURN(*r->mutable_verdict_envelope(), db.log->Entry(i));
+    r->set_leaf_index(i);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status List(const internal::Dbs& db,
+                  const v1::ListVerdictsRequest& request,
+                  v1::ListVerdictsResponse& out) {
+  LP_ASSIGN_OR_RETURN(VerdictListing listing,
+                      ValidateListVerdictsRequest(request));
+  VerdictFilter filter;
+  filter.prover_id = request.prover_id();
+  filter.outcome = static_cast<int>(request.outcome());
+  filter.from_unix_nanos = request.from_unix_nanos();
+  filter.to_unix_nanos = request.to_unix_nanos();
+  LP_ASSIGN_OR_RETURN(
+      VerdictPage page,
+      db.store->ListVerdicts(filter, listing.start, listing.page_size));
+  for (uint64_t i : page.leaf_indices) {
+    v1::VerdictRecord* r = out.add_verdicts();
+    LP_ASSIGN_OR_RETURN(*r->mutable_verdict_envelope(), db.log->Entry(i));
+    r->set_leaf_index(i);
+  }
+  if (page.next.has_value()) out.set_next_page_token(Cat(*page.next));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* AuditService::RequestAudit(
+    grpc::CallbackServerContext* context,
+    const v1::RequestAuditRequest* request,
+    v1::RequestAuditResponse* response) {
+  if (absl::Status s = authorizer_.Check(*context, rpc::Role::kAuditor,
+                                         "Audit.RequestAudit");
+      !s.ok()) {
+    return FinishNow(context, s);
+  }
+  if (absl::Status s = ValidateRequestAuditRequest(*request, num_layers_);
+      !s.ok()) {
+    return FinishNow(context, s);
+  }
+  absl::StatusOr<internal::Dbs> db = dbs_->Get();
+  if (!db.ok()) return FinishNow(context, db.status());
+  absl::StatusOr<std::optional<uint64_t>> index =
+      db->store->CommitmentIndex(request->request_id());
+  if (!index.ok()) return FinishNow(context, index.status());
+  if (!index->has_value()) {
+    return FinishNow(
+        context,
+        absl::NotFoundError(Cat("RequestAuditRequest.request_id: ",
+                                Hex(request->request_id()), " is not logged")));
+  }
+  // Lifetime: gRPC owns the default reactor; it ends after the Finish that
+  // the audit worker calls once the verdict is logged (or the audit fails).
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::vector<uint32_t> layers;
+  if (!request->all_layers()) {
+    layers.assign(request->layers().begin(), request->layers().end());
+  }
+  scheduler_.RequestAudit(
+      request->request_id(), **index, std::move(layers), request->all_layers(),
+      [reactor, response](absl::StatusOr<v1::VerdictRecord> verdict) {
+        if (verdict.ok()) *response->mutable_verdict() = std::move(*verdict);
+        reactor->Finish(rpc::ToGrpcStatus(verdict.status()));
+      });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* AuditService::GetVerdict(
+    grpc::CallbackServerContext* context, const v1::GetVerdictRequest* request,
+    v1::GetVerdictResponse* response) {
+  absl::StatusOr<internal::Dbs> db = dbs_->Get();
+  if (!db.ok()) return FinishNow(context, db.status());
+  return FinishNow(context, Verdicts(*db, *request, *response));
+}
+
+grpc::ServerUnaryReactor* AuditService::ListVerdicts(
+    grpc::CallbackServerContext* context,
+    const v1::ListVerdictsRequest* request,
+    v1::ListVerdictsResponse* response) {
+  absl::StatusOr<internal::Dbs> db = dbs_->Get();
+  if (!db.ok()) return FinishNow(context, db.status());
+  return FinishNow(context, List(*db, *request, *response));
+}
+
+grpc::ServerUnaryReactor* AuditService::GetEvidence(
+    grpc::CallbackServerContext* context, const v1::GetEvidenceRequest* request,
+    v1::EvidenceBundle* response) {
+  // A bundle holds the salt, tokens and activations (DESIGN §5 "Privacy").
+  if (absl::Status s =
+          authorizer_.Check(*context, rpc::Role::kAuditor, "Audit.GetEvidence");
+      !s.ok()) {
+    return FinishNow(context, s);
+  }
+  if (absl::Status s = ValidateGetEvidenceRequest(*request); !s.ok()) {
+    return FinishNow(context, s);
+  }
+  absl::StatusOr<internal::Dbs> db = dbs_->Get();
+  if (!db.ok()) return FinishNow(context, db.status());
+  std::optional<uint64_t> verdict_index;
+  if (request->has_verdict_leaf_index()) {
+    verdict_index = request->verdict_leaf_index();
+  }
+  absl::StatusOr<v1::EvidenceBundle> bundle = BuildEvidence(
+      *db->log, *db->store, log_origin_, request->request_id(), verdict_index);
+  if (bundle.ok()) *response = std::move(*bundle);
+  return FinishNow(context, bundle.status());
+}
+
+}  // namespace layerproof::verifier

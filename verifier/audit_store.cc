@@ -1,0 +1,249 @@
+#include "verifier/audit_store.h"
+
+#include <utility>
+
+#include "kernels/status.h"
+#include "rocksdb/db.h"
+#include "rocksdb/write_batch.h"
+#include "store/internal/str_cat.h"
+
+namespace layerproof::verifier {
+namespace {
+
+using store::internal::Cat;
+
+std::string U64Key(uint64_t v) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[size_t(i)] = char(uint8_t(v >> (56 - 8 * i)));
+  return out;
+}
+
+uint64_t DecodeU64(std::string_view s) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8 && i < s.size(); ++i) v = (v << 8) | uint8_t(s[i]);
+  return v;
+}
+
+std::string Key(std::string_view prefix, std::string_view rest) {
+  std::string k(prefix);
+  k.append(rest);
+  return k;
+}
+
+std::string PendingKey(const v1::AuditRecord& r) {
+  return Key("p/",
+             U64Key(uint64_t(r.created_at_unix_nanos())) + r.audit_seed());
+}
+
+constexpr char kIndexedKey[] = "m/indexed";
+
+rocksdb::Slice ToSlice(const std::string& s) { return {s.data(), s.size()}; }
+
+}  // namespace
+
+AuditStoreBatch::AuditStoreBatch()
+    : batch_(std::make_unique<rocksdb::WriteBatch>()) {}
+AuditStoreBatch::~AuditStoreBatch() = default;
+
+void AuditStoreBatch::SetIndexed(uint64_t size) {
+  batch_->Put(kIndexedKey, ToSlice(U64Key(size)));
+}
+
+void AuditStoreBatch::PutCommitment(std::string_view request_id,
+                                    uint64_t leaf_index) {
+  batch_->Put(ToSlice(Key("c/", request_id)), ToSlice(U64Key(leaf_index)));
+}
+
+void AuditStoreBatch::PutAudit(const v1::AuditRecord& record) {
+  batch_->Put(ToSlice(Key("a/", record.audit_seed())),
+              ToSlice(record.SerializeAsString()));
+  if (record.done()) {
+    batch_->Delete(ToSlice(PendingKey(record)));
+  } else {
+    batch_->Put(ToSlice(PendingKey(record)), "");
+  }
+}
+
+void AuditStoreBatch::PutVerdict(uint64_t leaf_index,
+                                 const v1::VerdictIndexEntry& entry) {
+  batch_->Put(ToSlice(Key("v/", U64Key(leaf_index))),
+              ToSlice(entry.SerializeAsString()));
+  batch_->Put(ToSlice(Key("q/", entry.request_id() + U64Key(leaf_index))), "");
+}
+
+void AuditStoreBatch::PutRefusal(std::string_view leaf_hash,
+                                 std::string_view audit_seed) {
+  batch_->Put(ToSlice(Key("r/", leaf_hash)),
+              rocksdb::Slice(audit_seed.data(), audit_seed.size()));
+}
+
+absl::StatusOr<std::unique_ptr<AuditStore>> AuditStore::Open(
+    const std::string& dir) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(options, dir, &db);
+  if (!s.ok()) {
+    return absl::UnavailableError(
+        Cat("audit store ", dir, ": cannot open: ", s.ToString()));
+  }
+  return std::unique_ptr<AuditStore>(
+      new AuditStore(std::unique_ptr<rocksdb::DB>(db), dir));
+}
+
+AuditStore::AuditStore(std::unique_ptr<rocksdb::DB> db, std::string dir)
+    : db_(std::move(db)), dir_(std::move(dir)) {}
+
+AuditStore::~AuditStore() {
+  if (db_ != nullptr) db_->Close().PermitUncheckedError();
+}
+
+absl::Status AuditStore::Write(AuditStoreBatch& batch) {
+  rocksdb::WriteOptions options;
+  options.sync = true;
+  rocksdb::Status s = db_->Write(options, batch.batch_.get());
+  if (!s.ok()) {
+    return absl::InternalError(
+        Cat("audit store ", dir_, ": write: ", s.ToString()));
+  }
+  batch.batch_->Clear();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::string>> AuditStore::Get(
+    const std::string& key) const {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), ToSlice(key), &value);
+  if (s.IsNotFound()) return std::optional<std::string>();
+  if (!s.ok()) {
+    return absl::InternalError(
+        Cat("audit store ", dir_, ": read: ", s.ToString()));
+  }
+  return std::optional<std::string>(std::move(value));
+}
+
+absl::StatusOr<uint64_t> AuditStore::IndexedSize() const {
+  LP_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(kIndexedKey));
+  return v.has_value() ? DecodeU64(*v) : 0;
+}
+
+absl::StatusOr<std::optional<uint64_t>> AuditStore::CommitmentIndex(
+    std::string_view request_id) const {
+  LP_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(Key("c/", request_id)));
+  if (!v.has_value()) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(DecodeU64(*v));
+}
+
+absl::StatusOr<std::optional<v1::AuditRecord>> AuditStore::Audit(
+    std::string_view audit_seed) const {
+  LP_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(Key("a/", audit_seed)));
+  if (!v.has_value()) return std::optional<v1::AuditRecord>();
+  v1::AuditRecord r;
+  if (!r.ParseFromString(*v)) {
+    return absl::DataLossError(
+        Cat("audit store ", dir_, ": audit record is malformed"));
+  }
+  return std::optional<v1::AuditRecord>(std::move(r));
+}
+
+absl::StatusOr<std::vector<v1::AuditRecord>> AuditStore::PendingAudits() const {
+  std::vector<std::string> seeds;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db_->NewIterator(rocksdb::ReadOptions()));
+    for (it->Seek("p/"); it->Valid() && it->key().starts_with("p/");
+         it->Next()) {
+      const rocksdb::Slice k = it->key();
+      if (k.size() < 2 + 8) continue;
+      seeds.emplace_back(k.data() + 10, k.size() - 10);
+    }
+    if (!it->status().ok()) {
+      return absl::InternalError(
+          Cat("audit store ", dir_, ": scan: ", it->status().ToString()));
+    }
+  }
+  std::vector<v1::AuditRecord> out;
+  for (const std::string& seed : seeds) {
+    LP_ASSIGN_OR_RETURN(std::optional<v1::AuditRecord> r, Audit(seed));
+    if (r.has_value() && !r->done()) out.push_back(std::move(*r));
+  }
+  return out;
+}
+
+absl::StatusOr<std::optional<v1::VerdictIndexEntry>> AuditStore::Verdict(
+    uint64_t leaf_index) const {
+  LP_ASSIGN_OR_RETURN(std::optional<std::string> v,
+                      Get(Key("v/", U64Key(leaf_index))));
+  if (!v.has_value()) return std::optional<v1::VerdictIndexEntry>();
+  v1::VerdictIndexEntry e;
+  if (!e.ParseFromString(*v)) {
+    return absl::DataLossError(Cat("audit store ", dir_,
+                                   ": verdict index entry ", leaf_index,
+                                   " is malformed"));
+  }
+  return std::optional<v1::VerdictIndexEntry>(std::move(e));
+}
+
+absl::StatusOr<std::vector<uint64_t>> AuditStore::VerdictsOf(
+    std::string_view request_id) const {
+  const std::string prefix = Key("q/", request_id);
+  std::vector<uint64_t> out;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions()));
+  for (it->Seek(ToSlice(prefix));
+       it->Valid() && it->key().starts_with(ToSlice(prefix)); it->Next()) {
+    if (it->key().size() != prefix.size() + 8) continue;
+    out.push_back(
+        DecodeU64(std::string_view(it->key().data() + prefix.size(), 8)));
+  }
+  if (!it->status().ok()) {
+    return absl::InternalError(
+        Cat("audit store ", dir_, ": scan: ", it->status().ToString()));
+  }
+  return out;
+}
+
+absl::StatusOr<VerdictPage> AuditStore::ListVerdicts(
+    const VerdictFilter& filter, uint64_t start, uint32_t limit) const {
+  VerdictPage page;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->NewIterator(rocksdb::ReadOptions()));
+  const std::string first = Key("v/", U64Key(start));
+  for (it->Seek(ToSlice(first)); it->Valid() && it->key().starts_with("v/");
+       it->Next()) {
+    if (it->key().size() != 10) continue;
+    const uint64_t index = DecodeU64(std::string_view(it->key().data() + 2, 8));
+    if (page.leaf_indices.size() >= limit) {
+      page.next = index;
+      break;
+    }
+    v1::VerdictIndexEntry e;
+    if (!e.ParseFromArray(it->value().data(), int(it->value().size()))) {
+      return absl::DataLossError(Cat("audit store ", dir_,
+                                     ": verdict index entry ", index,
+                                     " is malformed"));
+    }
+    if (!filter.prover_id.empty() && e.prover_id() != filter.prover_id) {
+      continue;
+    }
+    if (filter.outcome != 0 && int(e.outcome()) != filter.outcome) continue;
+    if (e.created_at_unix_nanos() < filter.from_unix_nanos) continue;
+    if (filter.to_unix_nanos != 0 &&
+        e.created_at_unix_nanos() >= filter.to_unix_nanos) {
+      continue;
+    }
+    page.leaf_indices.push_back(index);
+  }
+  if (!it->status().ok()) {
+    return absl::InternalError(
+        Cat("audit store ", dir_, ": scan: ", it->status().ToString()));
+  }
+  return page;
+}
+
+absl::StatusOr<std::optional<std::string>> AuditStore::Refusal(
+    std::string_view leaf_hash) const {
+  return Get(Key("r/", leaf_hash));
+}
+
+}  // namespace layerproof::verifier

@@ -1,0 +1,119 @@
+// The verifier's own database beside its log (DESIGN §6): which log entries
+// it has indexed, the request id of every logged commitment, every audit
+// from its draw to its verdict (v1::AuditRecord), and an index of the
+// verdicts in the log. RocksDB in its own directory (DIR/audits beside the
+// log's DIR/log); every write is one synced WriteBatch.
+//
+// Keys (one column family; integers big-endian so that keys sort by them):
+//   m/indexed                    -> u64 log entries indexed (a watermark)
+//   c/<request id>               -> u64 the commitment's leaf index
+//   a/<audit seed>               -> AuditRecord
+//   p/<u64 created ns><seed>     -> "" while that audit is not done
+//   v/<u64 verdict leaf index>   -> VerdictIndexEntry
+//   q/<request id><u64 leaf>     -> "" (the verdicts of one request)
+//   r/<envelope leaf hash>       -> audit seed of its FAIL_SIGNATURE verdict
+//
+// The log is the source of truth: the index is derived from its entries
+// (verifier/audit_scheduler.h indexes each entry once, in order, and marks
+// an audit done in the same write that indexes its verdict).
+//
+// Thread safety: every method is thread-safe. Read-modify-write sequences
+// are the caller's to serialise (the scheduler's index lock does).
+#ifndef LAYERPROOF_VERIFIER_AUDIT_STORE_H_
+#define LAYERPROOF_VERIFIER_AUDIT_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "layerproof/v1/verifier_state.pb.h"
+
+namespace rocksdb {
+class DB;
+class WriteBatch;
+}  // namespace rocksdb
+
+namespace layerproof::verifier {
+
+// Writes applied together (one synced RocksDB WriteBatch).
+class AuditStoreBatch {
+ public:
+  AuditStoreBatch();
+  ~AuditStoreBatch();
+  AuditStoreBatch(const AuditStoreBatch&) = delete;
+  AuditStoreBatch& operator=(const AuditStoreBatch&) = delete;
+
+  void SetIndexed(uint64_t size);
+  void PutCommitment(std::string_view request_id, uint64_t leaf_index);
+  // Stores `record`; keeps it in the pending set unless record.done().
+  void PutAudit(const v1::AuditRecord& record);
+  void PutVerdict(uint64_t leaf_index, const v1::VerdictIndexEntry& entry);
+  void PutRefusal(std::string_view leaf_hash, std::string_view audit_seed);
+
+ private:
+  friend class AuditStore;
+  std::unique_ptr<rocksdb::WriteBatch> batch_;
+};
+
+struct VerdictFilter {
+  std::string prover_id;  // empty: any
+  int outcome = 0;        // v1::VerdictOutcome; 0: any
+  int64_t from_unix_nanos = 0;
+  int64_t to_unix_nanos = 0;  // 0: no upper bound
+};
+
+struct VerdictPage {
+  std::vector<uint64_t> leaf_indices;
+  // The leaf index to continue from; absent on the last page.
+  std::optional<uint64_t> next;
+};
+
+class AuditStore {
+ public:
+  // Opens (creating if missing) the store in `dir`. Errors name the dir.
+  static absl::StatusOr<std::unique_ptr<AuditStore>> Open(
+      const std::string& dir);
+  ~AuditStore();
+  AuditStore(const AuditStore&) = delete;
+  AuditStore& operator=(const AuditStore&) = delete;
+
+  absl::Status Write(AuditStoreBatch& batch);
+
+  // Log entries [0, IndexedSize()) are indexed.
+  absl::StatusOr<uint64_t> IndexedSize() const;
+  absl::StatusOr<std::optional<uint64_t>> CommitmentIndex(
+      std::string_view request_id) const;
+  absl::StatusOr<std::optional<v1::AuditRecord>> Audit(
+      std::string_view audit_seed) const;
+  // Every audit not yet done, oldest first.
+  absl::StatusOr<std::vector<v1::AuditRecord>> PendingAudits() const;
+  absl::StatusOr<std::optional<v1::VerdictIndexEntry>> Verdict(
+      uint64_t leaf_index) const;
+  // The verdict leaf indices of one request, ascending.
+  absl::StatusOr<std::vector<uint64_t>> VerdictsOf(
+      std::string_view request_id) const;
+  // Verdicts matching `filter` with leaf index >= start, ascending, at most
+  // `limit` (>= 1).
+  absl::StatusOr<VerdictPage> ListVerdicts(const VerdictFilter& filter,
+                                           uint64_t start,
+                                           uint32_t limit) const;
+  // The audit seed of the FAIL_SIGNATURE verdict of a refused envelope.
+  absl::StatusOr<std::optional<std::string>> Refusal(
+      std::string_view leaf_hash) const;
+
+ private:
+  AuditStore(std::unique_ptr<rocksdb::DB> db, std::string dir);
+  absl::StatusOr<std::optional<std::string>> Get(const std::string& key) const;
+
+  std::unique_ptr<rocksdb::DB> db_;
+  std::string dir_;
+};
+
+}  // namespace layerproof::verifier
+
+#endif  // LAYERPROOF_VERIFIER_AUDIT_STORE_H_

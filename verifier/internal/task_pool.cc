@@ -1,0 +1,84 @@
+#include "verifier/internal/task_pool.h"
+
+#include <utility>
+
+namespace layerproof::verifier::internal {
+
+TaskPool::TaskPool(int threads) {
+  if (threads < 1) threads = 1;
+  threads_.reserve(size_t(threads));
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+}
+
+TaskPool::~TaskPool() {
+  Stop(absl::InfinitePast());
+  for (std::thread& t : threads_) t.join();
+}
+
+bool TaskPool::Post(Task task) {
+  absl::MutexLock lock(&mu_);
+  if (stopped_) return false;
+  queue_.push_back(std::move(task));
+  return true;
+}
+
+bool TaskPool::Idle() const {
+  absl::MutexLock lock(&mu_);
+  return queue_.empty() && running_ == 0;
+}
+
+bool TaskPool::WaitIdle(absl::Time deadline) const {
+  absl::MutexLock lock(&mu_);
+  auto idle = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return queue_.empty() && running_ == 0;
+  };
+  return mu_.AwaitWithDeadline(absl::Condition(&idle), deadline);
+}
+
+bool TaskPool::Stop(absl::Time deadline) {
+  std::deque<Task> dropped;
+  {
+    absl::MutexLock lock(&mu_);
+    stopped_ = true;
+    dropped.swap(queue_);
+  }
+  for (Task& t : dropped) {
+    if (t.dropped) t.dropped();
+  }
+  absl::MutexLock lock(&mu_);
+  auto done = [this]()
+                  ABSL_SHARED_LOCKS_REQUIRED(mu_) { return running_ == 0; };
+  return mu_.AwaitWithDeadline(absl::Condition(&done), deadline);
+}
+
+size_t TaskPool::queued() const {
+  absl::MutexLock lock(&mu_);
+  return queue_.size();
+}
+
+size_t TaskPool::running() const {
+  absl::MutexLock lock(&mu_);
+  return running_;
+}
+
+void TaskPool::Work() {
+  while (true) {
+    Task task;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        return stopped_ || !queue_.empty();
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (queue_.empty()) return;  // stopped and drained
+      task = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+    }
+    task.run();
+    absl::MutexLock lock(&mu_);
+    --running_;
+  }
+}
+
+}  // namespace layerproof::verifier::internal

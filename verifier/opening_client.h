@@ -1,0 +1,86 @@
+// The verifier's client of the prover's Opening service (opening.proto):
+// an OpeningSource that calls Opening.Open over gRPC and reassembles the
+// streamed header and ActivationRows chunks into an Opening.
+//
+// The stream is validated strictly as it arrives, and anything wrong ends
+// the call with an error naming what was wrong (the audit's FAIL_OPENING
+// detail):
+//   - the first chunk is the header, and there is exactly one;
+//   - the header lists exactly the requested layers, with positions and
+//     hidden_size >= 1;
+//   - the layers' rows come in the requested order, each layer complete
+//     before the next starts, rows contiguous in position order from 0;
+//   - each chunk's data is non-empty, a whole number of rows
+//     (hidden_size × 4 bytes each) and does not run past `positions`;
+//   - every layer has exactly `positions` rows when the stream ends;
+//   - positions × hidden_size × 4 × layers is at most max_opening_bytes,
+//     checked from the header before anything is allocated
+//     (ResourceExhausted).
+// Malformed streams are InvalidArgument; gRPC errors keep their code
+// (DEADLINE_EXCEEDED becomes absl DeadlineExceeded); an unknown prover is
+// NotFound.
+//
+// Thread safety: AddProver and Open may be called from any threads at once.
+// Open blocks (the sync ClientReader API); call it from an audit worker
+// thread, never from a reactor.
+#ifndef LAYERPROOF_VERIFIER_OPENING_CLIENT_H_
+#define LAYERPROOF_VERIFIER_OPENING_CLIENT_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "layerproof/v1/opening.grpc.pb.h"
+#include "store/rpc/tls.h"
+#include "verifier/re_executor.h"
+
+namespace layerproof::verifier {
+
+struct GrpcOpeningSourceOptions {
+  // Most activation bytes one opening may carry (all layers together).
+  uint64_t max_opening_bytes = uint64_t{1} << 30;
+  // Largest single message the channel accepts (a chunk's data is at most
+  // 1 MiB; the header carries the tokens and the envelope).
+  int max_message_bytes = 64 << 20;
+};
+
+class GrpcOpeningSource : public OpeningSource {
+ public:
+  explicit GrpcOpeningSource(GrpcOpeningSourceOptions options = {});
+  GrpcOpeningSource(const GrpcOpeningSource&) = delete;
+  GrpcOpeningSource& operator=(const GrpcOpeningSource&) = delete;
+
+  // Registers (or replaces) where `prover_id`'s Opening service listens:
+  // `address` "host:port" with `tls`. The channel is made here and cached;
+  // errors are those of rpc::MakeChannel (e.g. unreadable TLS files).
+  absl::Status AddProver(const std::string& prover_id,
+                         const std::string& address,
+                         const rpc::TlsOptions& tls);
+
+  absl::StatusOr<Opening> Open(std::string_view prover_id,
+                               std::string_view request_id,
+                               const std::vector<uint32_t>& layers,
+                               absl::Time deadline) override;
+
+ private:
+  struct Prover {
+    std::string address;
+    std::shared_ptr<v1::Opening::Stub> stub;
+  };
+
+  const GrpcOpeningSourceOptions options_;
+  absl::Mutex mu_;
+  std::map<std::string, Prover, std::less<>> provers_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace layerproof::verifier
+
+#endif  // LAYERPROOF_VERIFIER_OPENING_CLIENT_H_

@@ -1,0 +1,210 @@
+#include "verifier/submission.h"
+
+#include <atomic>
+#include <utility>
+
+#include "kernels/status.h"
+#include "store/commitment.h"
+#include "store/envelope.h"
+#include "store/internal/str_cat.h"
+#include "store/merkle.h"
+#include "store/submit.h"
+#include "verifier/evidence.h"
+
+namespace layerproof::verifier {
+namespace {
+
+using store::internal::Cat;
+
+v1::SubmitResult Refused(const absl::Status& s) {
+  v1::SubmitResult r;
+  r.set_code(static_cast<int>(s.code()));
+  r.set_message(std::string(s.message()));
+  return r;
+}
+
+v1::SubmitResult Accepted(uint64_t index, bool duplicate) {
+  v1::SubmitResult r;
+  r.set_leaf_index(index);
+  r.set_duplicate(duplicate);
+  return r;
+}
+
+}  // namespace
+
+struct Submitter::Batch {
+  std::vector<std::string> envelopes;
+  std::vector<v1::SubmitResult> results;
+  std::atomic<size_t> remaining{0};
+  Done done;
+};
+
+Submitter::Submitter(std::shared_ptr<internal::DbHandles> dbs,
+                     const ProverDirectory& provers, AuditScheduler& scheduler,
+                     size_t max_leaf_bytes, int threads)
+    : dbs_(std::move(dbs)),
+      provers_(provers),
+      scheduler_(scheduler),
+      max_leaf_bytes_(max_leaf_bytes),
+      pool_(threads) {}
+
+void Submitter::Submit(std::vector<std::string> envelopes, Done done) {
+  auto batch = std::make_shared<Batch>();
+  batch->envelopes = std::move(envelopes);
+  batch->results.resize(batch->envelopes.size());
+  batch->remaining = batch->envelopes.size();
+  batch->done = std::move(done);
+  if (batch->envelopes.empty()) {
+    Finish(*batch);
+    return;
+  }
+  for (size_t i = 0; i < batch->envelopes.size(); ++i) {
+    internal::TaskPool::Task task;
+    task.run = [this, batch, i] {
+      batch->results[i] = Admit(batch->envelopes[i]);
+      if (batch->remaining.fetch_sub(1) == 1) Finish(*batch);
+    };
+    task.dropped = [this, batch, i] {
+      batch->results[i] =
+          Refused(absl::UnavailableError("the verifier is shutting down"));
+      if (batch->remaining.fetch_sub(1) == 1) Finish(*batch);
+    };
+    auto dropped = task.dropped;
+    if (!pool_.Post(std::move(task))) dropped();
+  }
+}
+
+v1::SubmitResult Submitter::Admit(const std::string& envelope) {
+  // 1. Shape: with no trusted key, a well-formed envelope fails only at its
+  // first signature's key (PermissionDenied).
+  absl::StatusOr<store::VerifiedEnvelope> shape =
+      store::VerifyEnvelope(envelope, store::KeyRing(),
+                            store::kCommitmentPayloadType, max_leaf_bytes_);
+  if (!shape.ok() && !absl::IsPermissionDenied(shape.status())) {
+    return Refused(shape.status());
+  }
+  v1::Envelope parsed;
+  if (!parsed.ParseFromString(envelope)) {
+    return Refused(absl::InvalidArgumentError("Envelope: malformed"));
+  }
+  absl::StatusOr<v1::Commitment> commitment =
+      store::ParseCommitment(parsed.payload());
+  if (!commitment.ok()) return Refused(commitment.status());
+
+  // 2. Signatures against the registered keys.
+  const std::shared_ptr<const store::KeyRing> keys = provers_.keys();
+  absl::StatusOr<store::VerifiedEnvelope> verified = store::VerifyEnvelope(
+      envelope, *keys, store::kCommitmentPayloadType, max_leaf_bytes_);
+  if (!verified.ok()) {
+    absl::Status refusal = scheduler_.RecordRefusal(
+        envelope, *commitment, std::string(verified.status().message()));
+    if (!refusal.ok()) {
+      return Refused(absl::Status(
+          verified.status().code(),
+          Cat(std::string(verified.status().message()),
+              " (and its FAIL_SIGNATURE verdict could not be logged: ",
+              std::string(refusal.message()), ")")));
+    }
+    return Refused(verified.status());
+  }
+  // 3. The key must be the commitment's prover's.
+  for (const store::Sha256Hash& key_id : verified->key_ids) {
+    std::optional<std::string> owner = provers_.ProverOfKey(key_id);
+    if (!owner.has_value() || *owner != commitment->prover_id()) {
+      return Refused(absl::PermissionDeniedError(
+          Cat("Commitment.prover_id: got \"", commitment->prover_id(),
+              "\", but the envelope is signed by the key of prover \"",
+              owner.value_or("?"), "\"")));
+    }
+  }
+  // 4. One commitment per request id.
+  const std::string& request_id = commitment->request_id();
+  absl::StatusOr<internal::Dbs> db = dbs_->Get();
+  if (!db.ok()) return Refused(db.status());
+  LockRequest(request_id);
+  v1::SubmitResult result = AdmitLocked(*db, envelope, *commitment, *keys);
+  UnlockRequest(request_id);
+  return result;
+}
+
+v1::SubmitResult Submitter::AdmitLocked(const internal::Dbs& db,
+                                        const std::string& envelope,
+                                        const v1::Commitment& commitment,
+                                        const store::KeyRing& keys) {
+  absl::StatusOr<std::optional<uint64_t>> known =
+      db.store->CommitmentIndex(commitment.request_id());
+  if (!known.ok()) return Refused(known.status());
+  if (known->has_value()) {
+    const uint64_t index = **known;
+    absl::StatusOr<std::string> logged = db.log->Entry(index);
+    if (!logged.ok()) return Refused(logged.status());
+    if (store::LeafHash(*logged) == store::LeafHash(envelope)) {
+      return Accepted(index, /*duplicate=*/true);
+    }
+    return Refused(absl::AlreadyExistsError(
+        Cat("Commitment.request_id: ",
+            store::HexEncode(store::AsBytes(commitment.request_id())),
+            " is already logged at index ", index,
+            " with a different commitment")));
+  }
+  absl::StatusOr<store::AppendResult> appended = store::SubmitEnvelope(
+      *db.log, envelope, keys, store::kCommitmentPayloadType, max_leaf_bytes_);
+  if (!appended.ok()) return Refused(appended.status());
+  // Index it (and draw its audit) before the request id is unlocked.
+  if (absl::Status s = scheduler_.CatchUp(); !s.ok()) {
+    return Refused(absl::Status(
+        s.code(), Cat("logged at index ", appended->index,
+                      " but not indexed: ", std::string(s.message()))));
+  }
+  return Accepted(appended->index, appended->duplicate);
+}
+
+void Submitter::Finish(Batch& batch) {
+  absl::StatusOr<v1::SubmitResponse> response =
+      [&]() -> absl::StatusOr<v1::SubmitResponse> {
+    v1::SubmitResponse out;
+    LP_ASSIGN_OR_RETURN(const internal::Dbs db, dbs_->Get());
+    LP_ASSIGN_OR_RETURN(std::string note, db.log->LatestCheckpoint());
+    LP_ASSIGN_OR_RETURN(uint64_t size, CheckpointSize(note));
+    out.set_checkpoint(std::move(note));
+    out.set_tree_size(size);
+    for (v1::SubmitResult& r : batch.results) {
+      // The log signs a checkpoint after every batch, so an accepted leaf
+      // is always below `size`.
+      if (r.code() == 0 && r.leaf_index() < size) {
+        LP_ASSIGN_OR_RETURN(std::vector<store::Sha256Hash> proof,
+                            db.log->InclusionProof(r.leaf_index(), size));
+        for (const store::Sha256Hash& h : proof) {
+          r.add_inclusion_proof(
+              std::string(reinterpret_cast<const char*>(h.data()), h.size()));
+        }
+      }
+      *out.add_results() = std::move(r);
+    }
+    return out;
+  }();
+  Done done = std::move(batch.done);
+  done(std::move(response));
+}
+
+void Submitter::LockRequest(const std::string& request_id) {
+  absl::MutexLock lock(&requests_mu_);
+  auto free = [this, &request_id]() ABSL_SHARED_LOCKS_REQUIRED(requests_mu_) {
+    return busy_requests_.count(request_id) == 0;
+  };
+  requests_mu_.Await(absl::Condition(&free));
+  busy_requests_.insert(request_id);
+}
+
+void Submitter::UnlockRequest(const std::string& request_id) {
+  absl::MutexLock lock(&requests_mu_);
+  busy_requests_.erase(request_id);
+}
+
+absl::Status Submitter::Shutdown(absl::Time deadline) {
+  if (pool_.Stop(deadline)) return absl::OkStatus();
+  return absl::DeadlineExceededError(
+      "submissions still running at the shutdown deadline");
+}
+
+}  // namespace layerproof::verifier

@@ -1,0 +1,224 @@
+#include "verifier/verifier_node.h"
+
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "kernels/status.h"
+#include "store/checkpoint.h"
+#include "store/commitment.h"
+#include "store/internal/str_cat.h"
+#include "store/rocksdb_log.h"
+#include "verifier/audit_scheduler.h"
+#include "verifier/audit_service.h"
+#include "verifier/audit_store.h"
+#include "verifier/internal/db_handles.h"
+#include "verifier/log_service.h"
+#include "verifier/opening_client.h"
+#include "verifier/submission.h"
+
+namespace layerproof::verifier {
+namespace {
+
+using store::internal::Cat;
+
+absl::Status Invalid(std::string_view field, std::string_view got,
+                     std::string_view want) {
+  return absl::InvalidArgumentError(
+      Cat("VerifierOptions.", field, ": got ", got, ", want ", want));
+}
+
+absl::Status ValidateOptions(const VerifierOptions& o) {
+  if (o.verifier_id.empty() || o.verifier_id.size() > store::kMaxNodeIdChars) {
+    return Invalid("verifier_id", Cat(o.verifier_id.size(), " characters"),
+                   Cat("1..", store::kMaxNodeIdChars));
+  }
+  for (char c : o.verifier_id) {
+    if (c < 0x21 || c > 0x7e || c == '+') {
+      return Invalid("verifier_id", Cat("\"", o.verifier_id, "\""),
+                     "printable ASCII without spaces or '+'");
+    }
+  }
+  if (o.engine == nullptr) return Invalid("engine", "null", "an engine");
+  if (o.key == nullptr) return Invalid("key", "null", "a private key");
+  if (o.db_dir.empty()) return Invalid("db_dir", "\"\"", "a directory");
+  if (!o.model_digest.empty() && o.model_digest.size() != store::kDigestBytes) {
+    return Invalid("model_digest", Cat(o.model_digest.size(), " bytes"),
+                   Cat(store::kDigestBytes, " (or empty)"));
+  }
+  if (o.audit_threads < 1 || o.audit_threads > 256) {
+    return Invalid("audit_threads", Cat(o.audit_threads), "1..256");
+  }
+  if (o.submit_threads < 1 || o.submit_threads > 1024) {
+    return Invalid("submit_threads", Cat(o.submit_threads), "1..1024");
+  }
+  if (o.opening_timeout <= absl::ZeroDuration()) {
+    return Invalid("opening_timeout", absl::FormatDuration(o.opening_timeout),
+                   "> 0");
+  }
+  if (o.max_leaf_bytes == 0) return Invalid("max_leaf_bytes", "0", ">= 1");
+  if (absl::Status s = ValidateAuditPolicy(o.policy); !s.ok()) return s;
+  return absl::OkStatus();
+}
+
+absl::Status MakeDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return absl::UnavailableError(Cat(dir, ": cannot create: ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+VerifierNode::VerifierNode() = default;
+
+absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
+    VerifierOptions options) {
+  LP_RETURN_IF_ERROR(ValidateOptions(options));
+  std::unique_ptr<VerifierNode> node(new VerifierNode());
+  node->verifier_id_ = options.verifier_id;
+  node->log_origin_ = Cat("layerproof/", options.verifier_id);
+  node->public_key_ = options.key->public_key();
+  const kernels::model::Engine& engine = *options.engine;
+  if (options.model_digest.empty()) {
+    const auto& root = engine.model().digest().root;
+    options.model_digest.assign(reinterpret_cast<const char*>(root.data()),
+                                root.size());
+  }
+  const uint32_t num_layers =
+      static_cast<uint32_t>(engine.model().config().num_layers);
+
+  // The databases.
+  const std::string log_dir = options.db_dir + "/log";
+  const std::string audits_dir = options.db_dir + "/audits";
+  LP_RETURN_IF_ERROR(MakeDir(log_dir));
+  LP_RETURN_IF_ERROR(MakeDir(audits_dir));
+  // The signer owns its key: a copy of the verifier's.
+  LP_ASSIGN_OR_RETURN(store::Ed25519PrivateKey signer_key,
+                      store::Ed25519PrivateKey::FromPem(options.key->ToPem()));
+  LP_ASSIGN_OR_RETURN(store::CheckpointSigner signer,
+                      store::CheckpointSigner::Create(options.verifier_id,
+                                                      std::move(signer_key)));
+  store::LogOptions log_options;
+  log_options.origin = node->log_origin_;
+  log_options.signer =
+      std::make_shared<const store::CheckpointSigner>(std::move(signer));
+  log_options.max_leaf_bytes = options.max_leaf_bytes;
+  log_options.checkpoint_interval_ms = 0;  // every batch gets its checkpoint
+  LP_ASSIGN_OR_RETURN(std::unique_ptr<store::Log> log,
+                      store::RocksDbLog::Open(log_dir, std::move(log_options)));
+  LP_ASSIGN_OR_RETURN(std::unique_ptr<AuditStore> audit_store,
+                      AuditStore::Open(audits_dir));
+  node->dbs_ = std::make_shared<internal::DbHandles>(
+      internal::Dbs{std::shared_ptr<store::Log>(std::move(log)),
+                    std::shared_ptr<AuditStore>(std::move(audit_store))});
+
+  // Provers and openings.
+  node->provers_ = std::make_unique<ProverDirectory>();
+  if (options.opening_source != nullptr) {
+    node->openings_ = options.opening_source;
+  } else {
+    auto grpc_openings = std::make_shared<GrpcOpeningSource>();
+    node->grpc_openings_ = grpc_openings.get();
+    node->openings_ = std::move(grpc_openings);
+  }
+  for (const ProverRegistration& p : options.provers) {
+    LP_RETURN_IF_ERROR(node->AddProver(p));
+  }
+  node->re_executor_ =
+      std::make_unique<ReExecutor>(engine, options.model_digest);
+
+  // Audits.
+  AuditSchedulerOptions scheduler_options;
+  scheduler_options.verifier_id = options.verifier_id;
+  scheduler_options.key = options.key;
+  scheduler_options.policy = options.policy;
+  scheduler_options.num_layers = num_layers;
+  scheduler_options.audit_threads = options.audit_threads;
+  scheduler_options.opening_timeout = options.opening_timeout;
+  node->scheduler_ = std::make_unique<AuditScheduler>(
+      std::move(scheduler_options), node->dbs_, *node->provers_,
+      *node->re_executor_, node->openings_);
+  // Audits left pending first, then what the log holds beyond the index
+  // (its draws are queued as they are made).
+  LP_RETURN_IF_ERROR(node->scheduler_->ResumePending());
+  LP_RETURN_IF_ERROR(node->scheduler_->CatchUp());
+
+  // The services.
+  node->submitter_ = std::make_unique<Submitter>(
+      node->dbs_, *node->provers_, *node->scheduler_, options.max_leaf_bytes,
+      options.submit_threads);
+  node->authorizer_ =
+      std::make_unique<rpc::Authorizer>(options.roles, options.insecure);
+  node->log_service_ = std::make_unique<LogService>(
+      node->dbs_, *node->submitter_, *node->authorizer_);
+  node->audit_service_ = std::make_unique<AuditService>(
+      node->dbs_, *node->scheduler_, *node->authorizer_, node->log_origin_,
+      num_layers);
+  node->options_ = std::move(options);
+  return node;
+}
+
+VerifierNode::~VerifierNode() {
+  if (dbs_ != nullptr) Shutdown(absl::ZeroDuration()).IgnoreError();
+  // Members go in reverse order: the services, then the submitter's and the
+  // scheduler's pools (joining any abandoned audit), then the rest.
+}
+
+std::vector<grpc::Service*> VerifierNode::services() {
+  return {log_service_.get(), audit_service_.get()};
+}
+
+absl::Status VerifierNode::AddProver(const ProverRegistration& prover) {
+  LP_RETURN_IF_ERROR(provers_->Add(prover));
+  if (grpc_openings_ != nullptr && !prover.opening_address.empty()) {
+    LP_RETURN_IF_ERROR(grpc_openings_->AddProver(
+        prover.prover_id, prover.opening_address, prover.opening_tls));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status VerifierNode::WaitIdle(absl::Duration timeout) {
+  return scheduler_->WaitIdle(timeout);
+}
+
+absl::Status VerifierNode::Shutdown(absl::Duration grace) {
+  absl::MutexLock lock(&shutdown_mu_);
+  if (shut_down_) return shutdown_status_;
+  shut_down_ = true;
+  const absl::Time deadline = absl::Now() + grace;
+  absl::Status submissions =
+      submitter_ != nullptr ? submitter_->Shutdown(deadline) : absl::OkStatus();
+  absl::Status audits =
+      scheduler_ != nullptr ? scheduler_->Shutdown(deadline) : absl::OkStatus();
+  // Operations still running hold their own handles; the databases close
+  // when the last of them returns.
+  dbs_->Close();
+  shutdown_status_ = !audits.ok() ? audits : submissions;
+  return shutdown_status_;
+}
+
+VerifierCounters VerifierNode::counters() const {
+  VerifierCounters out;
+  const AuditCounters a = scheduler_->counters();
+  out.commitments_logged = a.commitments_indexed;
+  out.audits_drawn = a.audits_drawn;
+  out.audits_done = a.audits_done;
+  out.audit_errors = a.audit_errors;
+  out.verdicts = a.verdicts;
+  out.audits_queued = scheduler_->queued();
+  out.audits_running = scheduler_->running();
+  absl::StatusOr<internal::Dbs> db = dbs_->Get();
+  if (db.ok()) out.log_size = db->log->Size();
+  return out;
+}
+
+std::shared_ptr<const store::Log> VerifierNode::log() const {
+  absl::StatusOr<internal::Dbs> db = dbs_->Get();
+  if (!db.ok()) return nullptr;
+  return db->log;
+}
+
+}  // namespace layerproof::verifier

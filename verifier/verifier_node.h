@@ -1,0 +1,159 @@
+// The verifier node (DESIGN §1 steps 3-4, §5-§7): the transparency log of
+// commitments and verdicts, the audits drawn after each commitment is
+// logged, and the Log and Audit gRPC services over them. `layerproof serve
+// verifier` builds one from its flags and serves services() with
+// rpc::StartServer.
+//
+// On disk, under db_dir: log/ (store::RocksDbLog, origin
+// "layerproof/<verifier_id>", checkpoints signed by the verifier's key under
+// the key name verifier_id) and audits/ (verifier/audit_store.h). Create
+// indexes any log entry not yet indexed (a crash between an append and its
+// indexing) and resumes every audit left pending.
+//
+// Shutdown(grace) loses nothing: new submissions and audits are refused
+// (UNAVAILABLE), queued audits stay pending in the store, running ones may
+// finish until the deadline (an audit still running then is abandoned and
+// redone at the next start), and the databases close as soon as no
+// operation uses them. Serve the services from a server that is shut down
+// first (RunningServer::Shutdown), then shut the node down.
+//
+// Thread safety: every method is thread-safe.
+#ifndef LAYERPROOF_VERIFIER_VERIFIER_NODE_H_
+#define LAYERPROOF_VERIFIER_VERIFIER_NODE_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "grpcpp/impl/service_type.h"
+#include "kernels/model/engine.h"
+#include "store/crypto.h"
+#include "store/log.h"
+#include "store/rpc/roles.h"
+#include "verifier/audit_policy.h"
+#include "verifier/prover_registry.h"
+#include "verifier/re_executor.h"
+
+namespace layerproof::verifier {
+
+class AuditScheduler;
+class AuditService;
+class GrpcOpeningSource;
+class LogService;
+class Submitter;
+namespace internal {
+class DbHandles;
+}
+
+struct VerifierOptions {
+  // 1..256 printable ASCII characters without spaces or '+' (it names the
+  // checkpoint key and the log origin).
+  std::string verifier_id;
+  // The engine audits re-execute on (its model and executor); must outlive
+  // the node. Required. cli/engine_setup.h LoadEngine builds one.
+  const kernels::model::Engine* engine = nullptr;
+  // The 32-byte digest of the engine's model; empty: the model's own
+  // (engine->model().digest().root).
+  std::string model_digest;
+  // Signs checkpoints and verdicts. Required.
+  std::shared_ptr<const store::Ed25519PrivateKey> key;
+  // Holds log/ and audits/; created if missing.
+  std::string db_dir;
+  // The provers whose commitments are accepted, each with the address and
+  // TLS of its Opening service (LoadProverRegistry).
+  std::vector<ProverRegistration> provers;
+  AuditPolicy policy;
+  // Audit worker threads (re-executions running at once), 1..256.
+  int audit_threads = 2;
+  // Threads admitting submitted envelopes; a batch's appends run on them
+  // at once so the log group-commits them. 1..1024.
+  int submit_threads = 32;
+  // How long an opening may take to arrive.
+  absl::Duration opening_timeout = absl::Seconds(30);
+  // Largest envelope the log accepts.
+  size_t max_leaf_bytes = 1 << 20;
+  // Client certificate roles; with `insecure` every role check passes.
+  rpc::RoleMap roles;
+  bool insecure = false;
+  // For tests: where openings come from instead of the provers' Opening
+  // services over gRPC (GrpcOpeningSource).
+  std::shared_ptr<OpeningSource> opening_source;
+};
+
+struct VerifierCounters {
+  uint64_t log_size = 0;
+  uint64_t commitments_logged = 0;  // indexed since start
+  uint64_t audits_drawn = 0;        // by the policy since start
+  uint64_t audits_done = 0;         // verdicts logged by audits since start
+  uint64_t audit_errors = 0;        // audits left pending by an error
+  uint64_t audits_queued = 0;
+  uint64_t audits_running = 0;
+  // Verdicts indexed since start, by v1::VerdictOutcome value.
+  std::array<uint64_t, 7> verdicts{};
+};
+
+class VerifierNode {
+ public:
+  // Opens the databases, registers the provers, catches the index up and
+  // resumes pending audits. InvalidArgument naming a bad option; database
+  // errors name the directory.
+  static absl::StatusOr<std::unique_ptr<VerifierNode>> Create(
+      VerifierOptions options);
+  // Shuts down (zero grace) if not yet, then waits for abandoned audits.
+  ~VerifierNode();
+  VerifierNode(const VerifierNode&) = delete;
+  VerifierNode& operator=(const VerifierNode&) = delete;
+
+  // The Log and Audit services (owned by the node) for rpc::StartServer.
+  std::vector<grpc::Service*> services();
+
+  // Registers one more prover (e.g. one started after the verifier).
+  absl::Status AddProver(const ProverRegistration& prover);
+
+  // Blocks until no audit is queued or running (tests).
+  absl::Status WaitIdle(absl::Duration timeout);
+  // See the header comment. OK, or DeadlineExceeded when audits were
+  // abandoned (they stay pending). Idempotent.
+  absl::Status Shutdown(absl::Duration grace);
+
+  VerifierCounters counters() const;
+  // The log; null after Shutdown.
+  std::shared_ptr<const store::Log> log() const;
+  const std::string& log_origin() const { return log_origin_; }
+  // The checkpoint key name (store::CheckpointVerifier) and public key.
+  const std::string& verifier_id() const { return verifier_id_; }
+  const store::Ed25519PublicKey& public_key() const { return public_key_; }
+
+ private:
+  VerifierNode();
+
+  std::string verifier_id_;
+  std::string log_origin_;
+  store::Ed25519PublicKey public_key_;
+  VerifierOptions options_;
+  std::unique_ptr<ProverDirectory> provers_;
+  std::unique_ptr<ReExecutor> re_executor_;
+  std::shared_ptr<OpeningSource> openings_;
+  // Set when the node made its own gRPC opening client (not owned here).
+  GrpcOpeningSource* grpc_openings_ = nullptr;
+  std::shared_ptr<internal::DbHandles> dbs_;
+  std::unique_ptr<AuditScheduler> scheduler_;
+  std::unique_ptr<Submitter> submitter_;
+  std::unique_ptr<rpc::Authorizer> authorizer_;
+  std::unique_ptr<LogService> log_service_;
+  std::unique_ptr<AuditService> audit_service_;
+  absl::Mutex shutdown_mu_;
+  bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
+  absl::Status shutdown_status_ ABSL_GUARDED_BY(shutdown_mu_);
+};
+
+}  // namespace layerproof::verifier
+
+#endif  // LAYERPROOF_VERIFIER_VERIFIER_NODE_H_
