@@ -7,7 +7,8 @@ namespace layerproof::cli {
 using kernels::StatusOr;
 
 StatusOr<LoadedEngine> LoadEngine(const std::string& model_dir,
-                                  const std::string& backend, int threads) {
+                                  const std::string& backend, int threads,
+                                  bool full_context) {
   LoadedEngine e;
   if (backend.empty()) {
     LP_ASSIGN_OR_RETURN(e.backend, kernels::DefaultBackend());
@@ -19,8 +20,10 @@ StatusOr<LoadedEngine> LoadEngine(const std::string& model_dir,
   if (threads > 0) e.backend->SetThreads(threads);
   LP_ASSIGN_OR_RETURN(e.model, kernels::model::Model::Load(model_dir));
   LP_ASSIGN_OR_RETURN(e.executor, kernels::model::MakeExecutor(e.backend));
-  LP_ASSIGN_OR_RETURN(
-      e.engine, kernels::model::Engine::Create(*e.model, e.executor.get()));
+  kernels::model::EngineOptions options;
+  if (full_context) options.max_context = e.model->config().max_positions;
+  LP_ASSIGN_OR_RETURN(e.engine, kernels::model::Engine::Create(
+                                    *e.model, e.executor.get(), options));
   return e;
 }
 

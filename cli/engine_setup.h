@@ -21,10 +21,14 @@ struct LoadedEngine {
 };
 
 // backend: a name for ParseBackendKind, or "" for the default (auto or
-// LAYERPROOF_BACKEND); threads: 0 keeps the backend's default.
+// LAYERPROOF_BACKEND); threads: 0 keeps the backend's default. With
+// `full_context` the engine accepts the model's whole max_positions (a
+// verifier must re-execute whatever a prover may serve); otherwise the
+// engine's default cap applies.
 kernels::StatusOr<LoadedEngine> LoadEngine(const std::string& model_dir,
                                            const std::string& backend,
-                                           int threads);
+                                           int threads,
+                                           bool full_context = false);
 
 }  // namespace layerproof::cli
 

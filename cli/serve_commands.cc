@@ -8,10 +8,13 @@
 // so that scripts and tests started with port 0 learn the port.
 #include <csignal>
 #include <cstdio>
+#include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/engine_setup.h"
@@ -147,10 +150,56 @@ void PrintListening(const char* node, const std::string& listen, int port) {
   std::fflush(stdout);
 }
 
+// DeadlineExceeded from a node's Shutdown means work was left for the next
+// start (commitments in the journal, audits in the store): nothing is
+// lost, so it is a clean exit with a notice.
+int ShutdownExit(const char* node, const absl::Status& status) {
+  if (status.ok()) return 0;
+  if (absl::IsDeadlineExceeded(status)) {
+    std::fprintf(stderr,
+                 "{\"event\":\"stopped_with_pending_work\",\"node\":\"%s\"}\n",
+                 node);
+    return 0;
+  }
+  return Fail("shutdown", status);
+}
+
 void PrintStopping(const char* node, int sig) {
   std::fprintf(stderr,
                "{\"event\":\"stopping\",\"node\":\"%s\",\"signal\":%d}\n", node,
                sig);
+}
+
+// Serves `services` on `listen` until SIGINT or SIGTERM, then marks the
+// server not serving, calls `drain` (the node's shutdown) while the server
+// still answers the calls in flight, stops the server, and returns the
+// exit code.
+int ServeUntilSignal(const char* node, const std::string& listen,
+                     const rpc::TlsOptions& tls, const sigset_t& stop_signals,
+                     const std::vector<grpc::Service*>& services,
+                     const std::function<absl::Status()>& drain) {
+  rpc::ServerConfig config;
+  config.listen = listen;
+  config.tls = tls;
+  auto server = rpc::StartServer(config, services);
+  if (!server.ok()) return Fail(node, server.status());
+  PrintListening(node, listen, (*server)->port());
+  PrintStopping(node, WaitForSignal(stop_signals));
+  (*server)->MarkNotServing();
+  const absl::Status drained = drain();
+  // The node has drained what matters (requests committed, audits finished
+  // or left pending); calls still open now are cut after a second.
+  (*server)->Shutdown(std::chrono::seconds(1));
+  return ShutdownExit(node, drained);
+}
+
+// A usage error naming the first of `required` that is missing, or "".
+std::string MissingFlag(const Flags& flags,
+                        std::initializer_list<const char*> required) {
+  for (const char* flag : required) {
+    if (!flags.Has(flag)) return std::string(flag) + " is required";
+  }
+  return "";
 }
 
 int RunServeProver(const std::vector<std::string>& args) {
@@ -166,11 +215,10 @@ int RunServeProver(const std::vector<std::string>& args) {
     std::fputs(kServeUsage, stdout);
     return 0;
   }
-  for (const char* required :
-       {"--model", "--key", "--listen", "--verifier", "--journal"}) {
-    if (!flags.Has(required)) {
-      return ServeUsage(std::string(required) + " is required");
-    }
+  if (const std::string missing = MissingFlag(
+          flags, {"--model", "--key", "--listen", "--verifier", "--journal"});
+      !missing.empty()) {
+    return ServeUsage(missing);
   }
   const auto threads = flags.GetInt("--threads", 0, 0, 1024, &error);
   const auto max_sequences =
@@ -216,22 +264,12 @@ int RunServeProver(const std::vector<std::string>& args) {
   auto node = prover::ProverNode::Create(std::move(options));
   if (!node.ok()) return Fail("serve prover", node.status());
 
-  rpc::ServerConfig config;
-  config.listen = flags.Get("--listen");
-  config.tls = transport->server;
-  auto server = rpc::StartServer(config, (*node)->services());
-  if (!server.ok()) return Fail("serve prover", server.status());
-  PrintListening("prover", config.listen, (*server)->port());
-
-  PrintStopping("prover", WaitForSignal(stop_signals));
   // Drain: finish and commit requests in flight while the server still
-  // answers them, then stop serving.
-  (*server)->MarkNotServing();
-  const absl::Status drained =
-      (*node)->Shutdown(absl::Now() + absl::Seconds(30));
-  (*server)->Shutdown(std::chrono::seconds(5));
-  if (!drained.ok()) return Fail("shutdown", drained);
-  return 0;
+  // answers them (and serves openings of the last commitments).
+  return ServeUntilSignal(
+      "prover", flags.Get("--listen"), transport->server, stop_signals,
+      (*node)->services(),
+      [&] { return (*node)->Shutdown(absl::Now() + absl::Seconds(30)); });
 }
 
 int RunServeVerifier(const std::vector<std::string>& args) {
@@ -247,11 +285,10 @@ int RunServeVerifier(const std::vector<std::string>& args) {
     std::fputs(kServeUsage, stdout);
     return 0;
   }
-  for (const char* required :
-       {"--model", "--key", "--db", "--listen", "--provers"}) {
-    if (!flags.Has(required)) {
-      return ServeUsage(std::string(required) + " is required");
-    }
+  if (const std::string missing = MissingFlag(
+          flags, {"--model", "--key", "--db", "--listen", "--provers"});
+      !missing.empty()) {
+    return ServeUsage(missing);
   }
   const auto rate = flags.GetDouble("--audit-rate", 0.1, &error);
   const auto layers = flags.GetInt("--layers-per-audit", 1, 1, 1024, &error);
@@ -292,20 +329,13 @@ int RunServeVerifier(const std::vector<std::string>& args) {
   auto node = verifier::VerifierNode::Create(std::move(options));
   if (!node.ok()) return Fail("serve verifier", node.status());
 
-  rpc::ServerConfig config;
-  config.listen = flags.Get("--listen");
-  config.tls = transport->server;
-  auto server = rpc::StartServer(config, (*node)->services());
-  if (!server.ok()) return Fail("serve verifier", server.status());
-  PrintListening("verifier", config.listen, (*server)->port());
-
-  PrintStopping("verifier", WaitForSignal(stop_signals));
-  // No new calls; submissions in flight finish. Then the node: running
-  // audits finish or stay pending for the next start.
-  (*server)->Shutdown(std::chrono::seconds(10));
-  const absl::Status stopped = (*node)->Shutdown(absl::Seconds(30));
-  if (!stopped.ok()) return Fail("shutdown", stopped);
-  return 0;
+  // The node refuses new submissions and audits, lets running audits
+  // finish until the grace period ends (the rest stay pending for the next
+  // start) and answers the RequestAudit calls waiting on them, so the
+  // server's shutdown does not wait behind a backlog of audits.
+  return ServeUntilSignal("verifier", flags.Get("--listen"), transport->server,
+                          stop_signals, (*node)->services(),
+                          [&] { return (*node)->Shutdown(absl::Seconds(20)); });
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "prover/batch_scheduler.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "store/status.h"
@@ -137,6 +138,11 @@ void BatchScheduler::AdmitAndCancel() {
 void BatchScheduler::StepOnce() {
   std::vector<model::TokenEvent> events;
   const kernels::Status step = engine_.Step(&events);
+  std::set<model::SequenceId> sampled;
+  for (const model::TokenEvent& e : events) sampled.insert(e.seq);
+  if (sampled.size() > max_batch_sequences_.load()) {
+    max_batch_sequences_.store(sampled.size());  // engine thread only writes
+  }
   for (const model::TokenEvent& e : events) {
     auto it = running_.find(e.seq);
     if (it != running_.end() && it->second.g.on_token) {

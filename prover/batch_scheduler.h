@@ -15,6 +15,7 @@
 #ifndef LAYERPROOF_PROVER_BATCH_SCHEDULER_H_
 #define LAYERPROOF_PROVER_BATCH_SCHEDULER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -61,6 +62,9 @@ class BatchScheduler {
 
   // Requests queued or in flight.
   int64_t active() const;
+  // The most sequences that sampled a token in one engine Step so far
+  // (evidence of continuous batching: > 1 when requests shared a step).
+  uint64_t max_batch_sequences() const { return max_batch_sequences_.load(); }
 
  private:
   struct Waiting {
@@ -90,6 +94,8 @@ class BatchScheduler {
   // Engine thread only.
   std::map<kernels::model::SequenceId, Running> running_;
   std::map<uint64_t, kernels::model::SequenceId> seq_of_ticket_;
+
+  std::atomic<uint64_t> max_batch_sequences_{0};
 
   std::thread thread_;
   bool joined_ = false;

@@ -129,7 +129,21 @@ v1::Commitment BuildCommitment(const CommitmentInputs& in) {
   c.set_client_nonce(in.client_nonce);
   c.set_created_at_unix_nanos(in.created_at_unix_nanos);
   c.set_finish_reason(in.finish_reason);
+  c.set_max_new_tokens(in.max_new_tokens);
+  for (int32_t id :
+       EffectiveStopTokenIds(*in.model, in.request_stop_token_ids)) {
+    c.add_stop_token_ids(id);
+  }
+  c.set_ignore_eos(in.ignore_eos);
+  c.set_max_context(static_cast<uint32_t>(in.max_context));
   return c;
+}
+
+std::vector<int32_t> EffectiveStopTokenIds(
+    const model::Model& model, const std::vector<int32_t>& request_stop_ids) {
+  // Engine::Step: request.stop_tokens, or the model's eos ids when empty.
+  return request_stop_ids.empty() ? model.config().eos_token_ids
+                                  : request_stop_ids;
 }
 
 }  // namespace layerproof::prover

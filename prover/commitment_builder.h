@@ -79,11 +79,26 @@ struct CommitmentInputs {
   std::string client_nonce;
   int64_t created_at_unix_nanos = 0;
   v1::FinishReason finish_reason = v1::FINISH_REASON_UNSPECIFIED;
+  // The stop rule the engine applied (records.proto Commitment 17-20):
+  // the request's max_new_tokens, its stop ids (empty: the model's
+  // eos_token_ids), ignore_eos, and the engine's max_context.
+  uint32_t max_new_tokens = 0;
+  std::vector<int32_t> request_stop_token_ids;
+  bool ignore_eos = false;
+  int64_t max_context = 0;
 };
 
 // Fills every field of records.proto Commitment from `in` (digests keyed
-// with in.secrets.key). Does not validate: SignCommitment does.
+// with in.secrets.key; stop_token_ids the effective set: the request's, or
+// the model's eos_token_ids when it named none, as the engine stops).
+// Does not validate: SignCommitment does.
 v1::Commitment BuildCommitment(const CommitmentInputs& in);
+
+// The stop ids the engine applies to a request naming `request_stop_ids`:
+// those, or the model's eos_token_ids when it named none.
+std::vector<int32_t> EffectiveStopTokenIds(
+    const kernels::model::Model& model,
+    const std::vector<int32_t>& request_stop_ids);
 
 v1::FinishReason ToProtoFinishReason(kernels::model::FinishReason r);
 

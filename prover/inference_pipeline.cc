@@ -57,6 +57,18 @@ std::string ToValidUtf8(const std::string& bytes) {
   return out;
 }
 
+// Runs the TamperEnvelope fault on the parsed `envelope`; replaces the
+// bytes only when the hook changed the message (the honest bytes are kept
+// otherwise, whatever the re-serialisation would give).
+void TamperEnvelope(ProverFaults& faults, std::string& envelope) {
+  v1::Envelope parsed;
+  if (!parsed.ParseFromString(envelope)) return;  // we just signed it
+  const std::string before = parsed.SerializeAsString();
+  faults.TamperEnvelope(parsed);
+  std::string after = parsed.SerializeAsString();
+  if (after != before) envelope = std::move(after);
+}
+
 }  // namespace
 
 struct InferencePipeline::Request {
@@ -165,6 +177,10 @@ void InferencePipeline::Commit(
   in.client_nonce = request->spec.client_nonce;
   in.created_at_unix_nanos = UnixNanosNow();
   in.finish_reason = ToProtoFinishReason(f.finish);
+  in.max_new_tokens = request->spec.max_tokens;
+  in.request_stop_token_ids = request->spec.stop_token_ids;
+  in.ignore_eos = request->spec.ignore_eos;
+  in.max_context = config_.max_context;
   v1::Commitment commitment = BuildCommitment(in);
   if (config_.faults != nullptr) config_.faults->TamperCommitment(commitment);
   absl::StatusOr<std::string> envelope =
@@ -174,6 +190,7 @@ void InferencePipeline::Commit(
                                  std::string(envelope.status().message()))));
     return;
   }
+  if (config_.faults != nullptr) TamperEnvelope(*config_.faults, *envelope);
 
   v1::JournalEntry entry;
   entry.set_request_id(request->secrets.request_id);

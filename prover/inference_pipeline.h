@@ -21,9 +21,15 @@
 // auditor may ask about it. Without a token there is nothing to commit to
 // (a Commitment needs output_tokens >= 1) and the callback gets CANCELLED.
 //
+// The commitment carries the stop rule the engine applied (max_new_tokens,
+// the effective stop ids, ignore_eos, max_context), so that an audit can
+// check that generation stopped where it had to.
+//
 // Faults (tests only): TamperOutputTokens changes the output before the
 // commitment, the journal and the response; TamperCommitment runs just
-// before signing; each request's tap gets NewRowsTamper().
+// before signing; TamperEnvelope runs on the signed envelope (the journal
+// and the response keep its bytes); each request's tap gets
+// NewRowsTamper().
 //
 // Thread safety: Start and Cancel may be called from any thread. The
 // DoneCallback is called exactly once, from a worker thread.
@@ -56,6 +62,8 @@ struct PipelineConfig {
   std::string prover_id;
   std::shared_ptr<const store::Ed25519PrivateKey> key;
   const kernels::model::Tokenizer* tokenizer = nullptr;  // may be null
+  // The engine's max_context (Commitment.max_context).
+  int64_t max_context = 0;
   absl::Duration receipt_wait = absl::Milliseconds(1500);
   // The promise's log_origin; "" uses the origin learned from the log.
   std::string log_origin;

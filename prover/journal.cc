@@ -178,26 +178,41 @@ absl::StatusOr<std::vector<v1::JournalEntry>> ProverJournal::Pending() const {
   return out;
 }
 
-absl::StatusOr<uint64_t> ProverJournal::DeleteOlderThan(
+absl::StatusOr<JournalSweep> ProverJournal::DeleteOlderThan(
     int64_t cutoff_unix_nanos) {
+  // Under write_mu_: a pending mark cannot be cleared (Update) or set (Put)
+  // between the check below and the batch's write.
   absl::MutexLock lock(&write_mu_);
   rocksdb::WriteBatch wb;
-  uint64_t deleted = 0;
+  JournalSweep sweep;
   std::unique_ptr<rocksdb::Iterator> it(
       db_->NewIterator(rocksdb::ReadOptions(), by_time_));
+  std::string unused;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string_view key(it->key().data(), it->key().size());
-    if (key.size() < 8 || TimeOfKey(key) >= cutoff_unix_nanos) break;
+    if (key.size() < 8) continue;
+    const int64_t created = TimeOfKey(key);
+    if (created >= cutoff_unix_nanos) break;
     const rocksdb::Slice id(key.data() + 8, key.size() - 8);
+    const rocksdb::Status p =
+        db_->Get(rocksdb::ReadOptions(), pending_, id, &unused);
+    if (p.ok()) {
+      // Not yet logged: keep it (and its time key) for the submitter.
+      if (sweep.pending_kept++ == 0) sweep.oldest_pending_unix_nanos = created;
+      continue;
+    }
+    if (!p.IsNotFound()) {
+      return FromRocks(p, Cat("read pending mark of ",
+                              Hex(std::string_view(id.data(), id.size()))));
+    }
     wb.Delete(entries_, id);
-    wb.Delete(pending_, id);
     wb.Delete(by_time_, it->key());
-    ++deleted;
+    ++sweep.deleted;
   }
   LP_RETURN_IF_ERROR(FromRocks(it->status(), "scan by_time"));
-  if (deleted == 0) return deleted;
+  if (sweep.deleted == 0) return sweep;
   LP_RETURN_IF_ERROR(FromRocks(db_->Write(SyncWrite(), &wb), "sweep"));
-  return deleted;
+  return sweep;
 }
 
 }  // namespace layerproof::prover

@@ -12,7 +12,9 @@
 // returns only once the entry is durable (its WAL record synced).
 //
 // Retention: DeleteOlderThan removes every entry created before a cutoff,
-// walking the time index in order, whatever its submission state.
+// walking the time index in order, except those still pending submission:
+// a commitment the log has not acknowledged (nor refused) is never lost to
+// retention; it goes at the first sweep after it left the pending index.
 //
 // Thread safety: every method may be called from any thread; writes are
 // serialised by an internal mutex so that an update never resurrects an
@@ -39,6 +41,16 @@ class ColumnFamilyHandle;
 
 namespace layerproof::prover {
 
+// What one retention sweep did.
+struct JournalSweep {
+  // Entries deleted (created before the cutoff and not pending).
+  uint64_t deleted = 0;
+  // Entries created before the cutoff but kept, still pending submission,
+  // and the oldest one's created_at_unix_nanos (0 when none).
+  uint64_t pending_kept = 0;
+  int64_t oldest_pending_unix_nanos = 0;
+};
+
 class ProverJournal {
  public:
   // Opens (creating if missing) the journal in directory `dir`. Errors name
@@ -63,9 +75,9 @@ class ProverJournal {
                            std::string message);
   // Every pending entry, in request-id order.
   absl::StatusOr<std::vector<v1::JournalEntry>> Pending() const;
-  // Deletes every entry with created_at_unix_nanos < cutoff; returns how
-  // many.
-  absl::StatusOr<uint64_t> DeleteOlderThan(int64_t cutoff_unix_nanos);
+  // Deletes every entry with created_at_unix_nanos < cutoff that is not
+  // pending submission; says how many it deleted and kept.
+  absl::StatusOr<JournalSweep> DeleteOlderThan(int64_t cutoff_unix_nanos);
 
  private:
   ProverJournal(std::unique_ptr<rocksdb::DB> db,

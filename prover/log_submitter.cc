@@ -87,6 +87,7 @@ LogSubmitter::LogSubmitter(ProverJournal& journal,
       stub_(v1::Log::NewStub(std::move(channel))),
       options_(options) {
   thread_ = std::thread([this] { Loop(); });
+  expiry_thread_ = std::thread([this] { ExpiryLoop(); });
 }
 
 LogSubmitter::~LogSubmitter() { Stop(); }
@@ -108,6 +109,7 @@ void LogSubmitter::Submit(std::string request_id, std::string envelope,
       if (on_receipt) {
         waiters_.emplace(request_id,
                          Waiter{receipt_deadline, std::move(on_receipt)});
+        waiters_changed_ = true;
       }
       queue_.push_back(Item{std::move(request_id), std::move(envelope)});
       wake_ = true;
@@ -142,6 +144,7 @@ void LogSubmitter::Stop() {
     if (current_call_ != nullptr) current_call_->TryCancel();
   }
   thread_.join();
+  expiry_thread_.join();
   std::multimap<std::string, Waiter> waiters;
   {
     absl::MutexLock lock(&mu_);
@@ -175,31 +178,54 @@ void LogSubmitter::Resolve(const std::string& request_id,
   for (ReceiptCallback& cb : callbacks) cb(outcome);
 }
 
+void LogSubmitter::ExpiryLoop() {
+  absl::MutexLock lock(&mu_);
+  while (!stop_) {
+    absl::Time wake_at = absl::InfiniteFuture();
+    for (const auto& [id, w] : waiters_) {
+      wake_at = std::min(wake_at, w.deadline);
+    }
+    if (!waiters_changed_) {
+      mu_.AwaitWithDeadline(
+          absl::Condition(
+              +[](LogSubmitter* s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(s->mu_) {
+                return s->stop_ || s->waiters_changed_;
+              },
+              this),
+          wake_at);
+    }
+    waiters_changed_ = false;
+    if (stop_) break;
+    std::vector<ReceiptCallback> expired;
+    const absl::Time now = absl::Now();
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      if (it->second.deadline <= now) {
+        expired.push_back(std::move(it->second.callback));
+        it = waiters_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (expired.empty()) continue;
+    mu_.Unlock();
+    for (ReceiptCallback& cb : expired) cb(ReceiptOutcome{});
+    mu_.Lock();
+  }
+}
+
 void LogSubmitter::Loop() {
   while (true) {
     std::vector<Item> batch;
-    std::vector<ReceiptCallback> expired;
     {
       absl::MutexLock lock(&mu_);
-      absl::Time wake_at = absl::InfiniteFuture();
-      if (!queue_.empty()) wake_at = next_attempt_;
-      for (const auto& [id, w] : waiters_) {
-        wake_at = std::min(wake_at, w.deadline);
-      }
-      if (!wake_ && !stop_)
+      const absl::Time wake_at =
+          queue_.empty() ? absl::InfiniteFuture() : next_attempt_;
+      if (!wake_ && !stop_) {
         mu_.AwaitWithDeadline(absl::Condition(&wake_), wake_at);
+      }
       wake_ = false;
       if (stop_) return;
-      const absl::Time now = absl::Now();
-      for (auto it = waiters_.begin(); it != waiters_.end();) {
-        if (it->second.deadline <= now) {
-          expired.push_back(std::move(it->second.callback));
-          it = waiters_.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      if (!queue_.empty() && now >= next_attempt_) {
+      if (!queue_.empty() && absl::Now() >= next_attempt_) {
         while (!queue_.empty() && batch.size() < options_.max_batch) {
           batch.push_back(std::move(queue_.front()));
           queue_.pop_front();
@@ -207,7 +233,6 @@ void LogSubmitter::Loop() {
         in_flight_ = batch.size();
       }
     }
-    for (ReceiptCallback& cb : expired) cb(ReceiptOutcome{});
     if (batch.empty()) continue;
     const size_t sent = batch.size();
     std::vector<std::pair<std::string, ReceiptOutcome>> resolved;

@@ -13,10 +13,13 @@
 // Nothing is lost while the log is down: every commitment is in the journal
 // before it is submitted, and Start re-queues the journal's pending entries.
 //
-// Receipts: Submit takes a deadline and a callback, called exactly once on
-// the submitter thread: with the inclusion if the log acknowledged in time,
-// otherwise at the deadline with kPending (the caller then hands out a
-// signed promise), or with kRefused.
+// Receipts: Submit takes a deadline and a callback, called exactly once,
+// on one of the submitter's two threads: with the inclusion if the log
+// acknowledged in time, or with kRefused (the sending thread); otherwise at
+// the deadline with kPending (the caller then hands out a signed promise),
+// from a timer thread of its own, so that a Log.Submit call in flight
+// (which may take up to rpc_timeout) never holds a receipt past its
+// deadline.
 //
 // Thread safety: every method may be called from any thread.
 #ifndef LAYERPROOF_PROVER_LOG_SUBMITTER_H_
@@ -98,7 +101,10 @@ class LogSubmitter {
     absl::Time deadline;
     ReceiptCallback callback;
   };
+  // The sending thread: batches, Log.Submit, backoff.
   void Loop();
+  // The timer thread: answers waiters whose deadline passed with kPending.
+  void ExpiryLoop();
   // One Log.Submit of `batch`; returns the items to retry and appends the
   // settled ones' outcomes to `resolved`.
   std::vector<Item> SubmitBatch(
@@ -113,6 +119,8 @@ class LogSubmitter {
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   bool wake_ ABSL_GUARDED_BY(mu_) = false;
+  // Set when a waiter is added, to wake the timer thread.
+  bool waiters_changed_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
   size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   std::multimap<std::string, Waiter> waiters_ ABSL_GUARDED_BY(mu_);
@@ -123,6 +131,7 @@ class LogSubmitter {
   grpc::ClientContext* current_call_ ABSL_GUARDED_BY(mu_) = nullptr;
 
   std::thread thread_;
+  std::thread expiry_thread_;
   bool joined_ = false;
 };
 

@@ -31,16 +31,8 @@ absl::Status CheckOptions(const ProverOptions& o) {
   auto invalid = [](const std::string& m) {
     return absl::InvalidArgumentError(Cat("ProverOptions.", m));
   };
-  if (o.prover_id.empty() || o.prover_id.size() > store::kMaxNodeIdChars) {
-    return invalid(Cat("prover_id: got ", o.prover_id.size(),
-                       " characters, want 1..", store::kMaxNodeIdChars));
-  }
-  for (char c : o.prover_id) {
-    if (c < 0x21 || c > 0x7e) {
-      return invalid(Cat("prover_id: got \"", o.prover_id,
-                         "\", want printable ASCII without spaces"));
-    }
-  }
+  LP_RETURN_IF_ERROR(
+      store::ValidateNodeId("ProverOptions.prover_id", o.prover_id));
   if (o.model == nullptr) return invalid("model: required");
   if (o.executor == nullptr) return invalid("executor: required");
   if (o.key == nullptr) return invalid("key: required");
@@ -100,19 +92,32 @@ struct ProverNode::Impl {
   std::thread sweeper;
   bool shut_down = false;
 
-  absl::StatusOr<uint64_t> Sweep() {
+  absl::StatusOr<JournalSweep> Sweep() {
     std::shared_ptr<ProverJournal> j = journal_handle->Get();
     if (j == nullptr) return absl::UnavailableError("prover: shut down");
-    const int64_t cutoff =
-        UnixNanosNow() - absl::ToInt64Nanoseconds(options.retention);
-    absl::StatusOr<uint64_t> n = j->DeleteOlderThan(cutoff);
-    if (!n.ok()) {
+    const int64_t now = UnixNanosNow();
+    const int64_t cutoff = now - absl::ToInt64Nanoseconds(options.retention);
+    absl::StatusOr<JournalSweep> sweep = j->DeleteOlderThan(cutoff);
+    if (!sweep.ok()) {
       internal::LogEvent("error", "prover.journal", "sweep_failed",
-                         {{"message", std::string(n.status().message())}});
-    } else if (*n > 0) {
-      internal::LogEvent("info", "prover.journal", "swept", {{"deleted", *n}});
+                         {{"message", std::string(sweep.status().message())}});
+      return sweep;
     }
-    return n;
+    if (sweep->deleted > 0) {
+      internal::LogEvent("info", "prover.journal", "swept",
+                         {{"deleted", sweep->deleted}});
+    }
+    if (sweep->pending_kept > 0) {
+      // Kept past the retention because the log has not acknowledged them:
+      // a sign that the log has been unreachable (or refusing) for long.
+      internal::LogEvent(
+          "warn", "prover.journal", "pending_past_retention",
+          {{"pending_kept", sweep->pending_kept},
+           {"oldest_age_ms",
+            (now - sweep->oldest_pending_unix_nanos) / 1'000'000},
+           {"retention_ms", absl::ToInt64Milliseconds(options.retention)}});
+    }
+    return sweep;
   }
 
   void SweepLoop() {
@@ -176,6 +181,7 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   pc.prover_id = o.prover_id;
   pc.key = o.key;
   pc.tokenizer = n.tokenizer.get();
+  pc.max_context = n.engine->max_context();
   pc.receipt_wait = o.receipt_wait;
   pc.log_origin = o.log_origin;
   pc.faults = o.faults.get();
@@ -221,7 +227,13 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
 }
 
 ProverNode::~ProverNode() {
-  if (!impl_->shut_down) (void)Shutdown(absl::Now());
+  Impl& n = *impl_;
+  if (!n.shut_down) (void)Shutdown(absl::Now());
+  // Openings ran until now (the server is shut down before the node goes):
+  // finish the replays queued, then close the journal.
+  n.opening_pool->Shutdown();
+  n.journal_handle->Close();
+  n.journal.reset();
 }
 
 std::vector<grpc::Service*> ProverNode::services() {
@@ -236,14 +248,13 @@ absl::Status ProverNode::Shutdown(absl::Time deadline) {
   n.commit_pool->Shutdown();
   absl::Status flushed = n.submitter->Flush(deadline);
   n.submitter->Stop();
-  n.opening_pool->Shutdown();
   {
     absl::MutexLock lock(&n.sweep_mu);
     n.stop_sweeper = true;
   }
   n.sweeper.join();
-  n.journal_handle->Close();
-  n.journal.reset();
+  // The opening pool and the journal stay: Opening answers until the node
+  // is destroyed (an auditor may open the last commitments right now).
   return flushed;
 }
 
@@ -255,6 +266,12 @@ uint64_t ProverNode::committed_requests() const {
   return impl_->pipeline->committed();
 }
 
-absl::StatusOr<uint64_t> ProverNode::SweepJournal() { return impl_->Sweep(); }
+absl::StatusOr<JournalSweep> ProverNode::SweepJournal() {
+  return impl_->Sweep();
+}
+
+uint64_t ProverNode::max_batch_sequences() const {
+  return impl_->scheduler->max_batch_sequences();
+}
 
 }  // namespace layerproof::prover

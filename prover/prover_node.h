@@ -10,9 +10,14 @@
 // a small pool replays openings (replay.h); a sweeper deletes journal
 // entries older than the retention.
 //
-// Lifetime: the node must outlive any server serving its services(); shut
-// the server down after Shutdown and before destroying the node. The Model
-// and the Executor must outlive the node.
+// Lifetime: the node must outlive any server serving its services(). The
+// order is: Shutdown (Inference stops: new Generate calls are UNAVAILABLE,
+// those in flight are committed and their submissions flushed), then shut
+// the server down, then destroy the node. Opening (Open and GetCommitment)
+// keeps answering between Shutdown and the destructor, since an auditor
+// may open the last commitments just then; the destructor finishes the
+// openings still queued and closes the journal. The Model and the Executor
+// must outlive the node.
 //
 // Thread safety: services() and the accessors may be called from any
 // thread; Shutdown once from one thread (the destructor calls it if it was
@@ -33,6 +38,7 @@
 #include "kernels/model/executor.h"
 #include "kernels/model/model.h"
 #include "prover/internal/prover_faults.h"
+#include "prover/journal.h"
 #include "prover/log_submitter.h"
 #include "store/crypto.h"
 #include "store/rpc/roles.h"
@@ -65,7 +71,8 @@ struct ProverOptions {
   // How long Generate waits for the log before answering with a promise.
   absl::Duration receipt_wait = absl::Milliseconds(1500);
   // Journal entries older than this are deleted (openings then NOT_FOUND),
-  // checked at start and every retention_sweep_interval.
+  // checked at start and every retention_sweep_interval; entries still
+  // pending submission are kept until the log has them.
   absl::Duration retention = absl::Hours(24 * 7);
   absl::Duration retention_sweep_interval = absl::Hours(1);
   // Openings: the largest (positions x hidden x 4 x layers), the longest
@@ -97,18 +104,25 @@ class ProverNode {
   // Inference and Opening, for rpc::StartServer. Owned by the node.
   std::vector<grpc::Service*> services();
 
-  // Stops accepting requests, lets requests in flight finish (cancelling
-  // those still running at `deadline`), commits them, flushes submissions
-  // until `deadline` and closes the journal. OK, or DeadlineExceeded when
-  // commitments were left pending (they are submitted at the next start).
+  // Stops accepting Generate requests, lets requests in flight finish
+  // (cancelling those still running at `deadline`), commits them, flushes
+  // submissions until `deadline` and stops the submitter and the sweeper.
+  // Opening keeps working (replays and GetCommitment from the journal)
+  // until the node is destroyed. OK, or DeadlineExceeded when commitments
+  // were left pending (they are submitted at the next start).
   absl::Status Shutdown(absl::Time deadline);
 
   // Commitments queued for or in flight to the log.
   size_t pending_submissions() const;
   // Requests committed since the start.
   uint64_t committed_requests() const;
-  // Deletes journal entries older than the retention now; returns how many.
-  absl::StatusOr<uint64_t> SweepJournal();
+  // Deletes journal entries older than the retention now, except those
+  // still pending submission (kept, with a "pending_past_retention"
+  // warning on stderr); says how many it deleted and kept.
+  absl::StatusOr<JournalSweep> SweepJournal();
+  // The most sequences that sampled a token in one engine Step since the
+  // start: > 1 shows requests were batched together (continuous batching).
+  uint64_t max_batch_sequences() const;
 
  private:
   struct Impl;

@@ -112,6 +112,8 @@ absl::Status CheckSampling(const v1::SamplingParams& p) {
   return absl::OkStatus();
 }
 
+absl::Status ValidateStopRuleFields(const v1::Commitment& c);
+
 }  // namespace
 
 Sha256Hash TokenDigest(Bytes salt, std::span<const int32_t> ids) {
@@ -214,7 +216,107 @@ absl::Status ValidateCommitment(const v1::Commitment& c) {
                    absl::StrCat(static_cast<int>(c.finish_reason())),
                    "STOP, MAX_TOKENS, CONTEXT_FULL or CANCELLED");
   }
+  return ValidateStopRuleFields(c);
+}
+
+namespace {
+
+// The committed stop rule's own fields, and the finish reasons that the
+// counts alone decide.
+absl::Status ValidateStopRuleFields(const v1::Commitment& c) {
+  if (c.max_new_tokens() < c.output_tokens()) {
+    return Invalid("Commitment.max_new_tokens",
+                   absl::StrCat(c.max_new_tokens()),
+                   absl::StrCat(">= output_tokens (", c.output_tokens(), ")"));
+  }
+  if (c.stop_token_ids_size() > kMaxStopTokens) {
+    return Invalid("Commitment.stop_token_ids",
+                   absl::StrCat(c.stop_token_ids_size(), " ids"),
+                   absl::StrCat("<= ", kMaxStopTokens));
+  }
+  for (int i = 0; i < c.stop_token_ids_size(); ++i) {
+    if (c.stop_token_ids(i) < 0) {
+      return Invalid(absl::StrCat("Commitment.stop_token_ids[", i, "]"),
+                     absl::StrCat(c.stop_token_ids(i)), ">= 0");
+    }
+  }
+  const uint64_t tokens =
+      uint64_t{c.prompt_tokens()} + uint64_t{c.output_tokens()};
+  if (c.max_context() < tokens) {
+    return Invalid(
+        "Commitment.max_context", absl::StrCat(c.max_context()),
+        absl::StrCat(">= prompt_tokens + output_tokens (", tokens, ")"));
+  }
+  const bool max_reached = c.output_tokens() == c.max_new_tokens();
+  const bool context_full = tokens == c.max_context();
+  switch (c.finish_reason()) {
+    case v1::FINISH_REASON_MAX_TOKENS:
+      if (!max_reached) {
+        return Invalid("Commitment.finish_reason", "MAX_TOKENS",
+                       "a reason the counts allow (output_tokens < "
+                       "max_new_tokens)");
+      }
+      break;
+    case v1::FINISH_REASON_CONTEXT_FULL:
+      if (max_reached || !context_full) {
+        return Invalid("Commitment.finish_reason", "CONTEXT_FULL",
+                       "a reason the counts allow (MAX_TOKENS comes first; "
+                       "the context must be full)");
+      }
+      break;
+    case v1::FINISH_REASON_CANCELLED:
+      if (max_reached || context_full) {
+        return Invalid("Commitment.finish_reason", "CANCELLED",
+                       "a reason the counts allow (the output reached a "
+                       "limit)");
+      }
+      break;
+    default:
+      break;
+  }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckStopRule(const v1::Commitment& c,
+                           std::span<const int32_t> output, size_t* allowed) {
+  const auto is_stop = [&](int32_t id) {
+    if (c.ignore_eos()) return false;
+    for (int32_t s : c.stop_token_ids()) {
+      if (s == id) return true;
+    }
+    return false;
+  };
+  const size_t n = output.size();
+  for (size_t j = 0; j + 1 < n; ++j) {
+    if (is_stop(output[j])) {
+      *allowed = j + 1;
+      return absl::FailedPreconditionError(absl::StrCat(
+          "output token ", j, " is a stop id, but generation went on to ", n,
+          " tokens"));
+    }
+  }
+  const bool stop = n > 0 && is_stop(output[n - 1]);
+  const bool limit =
+      c.output_tokens() == c.max_new_tokens() ||
+      uint64_t{c.prompt_tokens()} + c.output_tokens() == c.max_context();
+  if (stop != (c.finish_reason() == v1::FINISH_REASON_STOP)) {
+    *allowed = stop || limit ? n : n + 1;
+    return absl::FailedPreconditionError(
+        stop ? absl::StrCat("the last output token is a stop id, but the "
+                            "finish reason is ",
+                            v1::FinishReason_Name(c.finish_reason()))
+             : "the finish reason is STOP, but the last output token is not "
+               "a stop id");
+  }
+  *allowed = n;
+  return absl::OkStatus();
+}
+
+absl::Status ValidateNodeId(std::string_view field, std::string_view id) {
+  return CheckNodeId(absl::string_view(field.data(), field.size()),
+                     absl::string_view(id.data(), id.size()));
 }
 
 absl::Status ValidateVerdict(const v1::Verdict& v) {
@@ -280,6 +382,15 @@ absl::Status ValidateVerdict(const v1::Verdict& v) {
   }
   if (!IsValidUtf8(v.detail())) {
     return Invalid("Verdict.detail", "invalid UTF-8", "UTF-8 text");
+  }
+  if (!v.refused_submitter().empty()) {
+    if (v.outcome() != v1::FAIL_SIGNATURE || v.has_commitment_leaf_index()) {
+      return Invalid("Verdict.refused_submitter", "present",
+                     "empty unless the log refused the envelope "
+                     "(FAIL_SIGNATURE without a leaf index)");
+    }
+    LP_RETURN_IF_ERROR(
+        CheckNodeId("Verdict.refused_submitter", v.refused_submitter()));
   }
   return absl::OkStatus();
 }

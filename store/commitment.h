@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "layerproof/v1/records.pb.h"
@@ -43,6 +44,7 @@ inline constexpr uint32_t kMaxLayers = 1024;  // so H_0..H_L is <= 1025 hashes
 inline constexpr uint32_t kMaxHiddenSize = uint32_t{1} << 20;
 // prompt_tokens + output_tokens; far above any context length served.
 inline constexpr uint64_t kMaxCommittedTokens = uint64_t{1} << 24;
+inline constexpr int kMaxStopTokens = 64;
 
 // The key every salted digest of a request is computed under: salt ‖
 // request_id (kSaltBytes + kRequestIdBytes for records). Binding the request
@@ -66,6 +68,22 @@ uint64_t SeedFromNonce(Bytes nonce);
 // field's rule); InvalidArgument naming the first offending field
 // otherwise.
 absl::Status ValidateCommitment(const v1::Commitment& c);
+
+// Whether `output` (the revealed output ids, output_tokens of them) obeys
+// the stop rule committed in `c` with its finish_reason (records.proto
+// Commitment.finish_reason): no stop id before the last token (unless
+// ignore_eos), and the finish reason the rule gives for the last one. OK,
+// or FailedPrecondition saying what broke the rule, with *allowed set to
+// the number of tokens the rule allows: fewer than output_tokens when
+// generation had to stop earlier, output_tokens + 1 when it had to go on.
+// Assumes ValidateCommitment(c) passed.
+absl::Status CheckStopRule(const v1::Commitment& c,
+                           std::span<const int32_t> output, size_t* allowed);
+
+// 1..kMaxNodeIdChars printable ASCII characters without spaces
+// (0x21..0x7e), as prover_id and verifier_id; InvalidArgument naming
+// `field` otherwise.
+absl::Status ValidateNodeId(std::string_view field, std::string_view id);
 
 // OK when `v` is a well-formed Verdict; InvalidArgument naming the first
 // offending field otherwise. A PASS must have head_checked; `mismatch` is

@@ -8,24 +8,31 @@
 #include <utility>
 
 #include "kernels/status.h"
+// One structured-log format for every node: the prover's header is reused
+// as is (it is to move to store/ for both).
+#include "prover/internal/structured_log.h"
 #include "store/commitment.h"
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
+#include "verifier/internal/bytes.h"
+#include "verifier/internal/opening_checks.h"
 
 namespace layerproof::verifier {
 namespace {
 
+using internal::DigestBytes;
+using internal::Hex;
+using internal::VerdictDetail;
+using prover::internal::LogEvent;
 using store::internal::Cat;
+
+constexpr char kLogComponent[] = "verifier.audits";
 
 // Log entries indexed per synced write during a catch-up.
 constexpr uint64_t kIndexChunk = 1024;
 
 int64_t NowNanos() { return absl::ToUnixNanos(absl::Now()); }
-
-std::string HashBytes(const store::Sha256Hash& h) {
-  return std::string(reinterpret_cast<const char*>(h.data()), h.size());
-}
 
 // The envelope's payload type and payload, unverified: for entries the log
 // accepted (and so verified) before.
@@ -43,13 +50,16 @@ std::string CommitmentProverId(const std::string& envelope_bytes) {
   return c.prover_id();
 }
 
-// A verdict detail: printable ASCII (so valid UTF-8), at most the limit.
-std::string VerdictDetail(std::string_view text) {
-  std::string out(text.substr(0, store::kMaxVerdictDetailBytes));
-  for (char& ch : out) {
-    if (ch < 0x20 || ch > 0x7e) ch = '?';
-  }
-  return out;
+// The verifier's own failure to run an audit (it stays pending, or was
+// never started): no verdict, so this line is the only trace of it.
+void LogAuditError(const std::string& request_id, const std::string& seed,
+                   const absl::Status& status) {
+  LogEvent(absl::IsUnavailable(status) ? "warn" : "error", kLogComponent,
+           "audit_error",
+           {{"request_id", Hex(request_id)},
+            {"audit_seed", Hex(seed)},
+            {"code", absl::StatusCodeToString(status.code())},
+            {"message", std::string(status.message())}});
 }
 
 void AddOpening(const Opening& opening, v1::AuditRecord& record) {
@@ -214,6 +224,7 @@ void AuditScheduler::RequestAudit(std::string request_id, uint64_t leaf_index,
               layers = std::move(layers), all_layers, done]() mutable {
     absl::StatusOr<std::string> seed = FreshAuditSeed();
     if (!seed.ok()) {
+      LogAuditError(request_id, "", seed.status());
       done(seed.status());
       return;
     }
@@ -232,12 +243,14 @@ void AuditScheduler::RequestAudit(std::string request_id, uint64_t leaf_index,
     record.set_created_at_unix_nanos(NowNanos());
     absl::StatusOr<internal::Dbs> db = dbs_->Get();
     if (!db.ok()) {
+      LogAuditError(request_id, *seed, db.status());
       done(db.status());
       return;
     }
     AuditStoreBatch batch;
     batch.PutAudit(record);
     if (absl::Status s = db->store->Write(batch); !s.ok()) {
+      LogAuditError(request_id, *seed, s);
       done(s);
       return;
     }
@@ -253,11 +266,13 @@ void AuditScheduler::RequestAudit(std::string request_id, uint64_t leaf_index,
 
 void AuditScheduler::RunAudit(const std::string& seed,
                               const VerdictCallback& done) {
-  absl::StatusOr<v1::VerdictRecord> result = RunAuditOrError(seed);
+  std::string request_id;
+  absl::StatusOr<v1::VerdictRecord> result = RunAuditOrError(seed, &request_id);
   {
     absl::MutexLock lock(&active_mu_);
     active_.erase(seed);
   }
+  if (!result.ok()) LogAuditError(request_id, seed, result.status());
   if (!result.ok() && !absl::IsUnavailable(result.status())) {
     absl::MutexLock c(&counters_mu_);
     ++counters_.audit_errors;
@@ -266,7 +281,7 @@ void AuditScheduler::RunAudit(const std::string& seed,
 }
 
 absl::StatusOr<v1::VerdictRecord> AuditScheduler::RunAuditOrError(
-    const std::string& seed) {
+    const std::string& seed, std::string* request_id) {
   LP_ASSIGN_OR_RETURN(const internal::Dbs db, dbs_->Get());
   LP_ASSIGN_OR_RETURN(std::optional<v1::AuditRecord> stored,
                       db.store->Audit(seed));
@@ -274,6 +289,7 @@ absl::StatusOr<v1::VerdictRecord> AuditScheduler::RunAuditOrError(
     return absl::InternalError("audit record missing from the audit store");
   }
   v1::AuditRecord record = std::move(*stored);
+  *request_id = record.request_id();
   if (record.done()) {
     v1::VerdictRecord out;
     LP_ASSIGN_OR_RETURN(*out.mutable_verdict_envelope(),
@@ -326,6 +342,7 @@ absl::StatusOr<v1::VerdictRecord> AuditScheduler::AppendVerdict(
     absl::MutexLock c(&counters_mu_);
     if (!record.refused_at_submission()) ++counters_.audits_done;
   }
+  LogVerdict(record, appended.index);
   v1::VerdictRecord out;
   out.set_verdict_envelope(record.verdict_envelope());
   out.set_leaf_index(appended.index);
@@ -334,10 +351,25 @@ absl::StatusOr<v1::VerdictRecord> AuditScheduler::AppendVerdict(
 
 absl::Status AuditScheduler::RecordRefusal(const std::string& envelope,
                                            const v1::Commitment& commitment,
-                                           std::string_view reason) {
+                                           std::string_view reason,
+                                           std::string_view submitter) {
+  LP_RETURN_IF_ERROR(
+      store::ValidateNodeId("Verdict.refused_submitter", submitter));
   LP_ASSIGN_OR_RETURN(const internal::Dbs db, dbs_->Get());
-  absl::MutexLock lock(&refusal_mu_);
-  const std::string leaf_hash = HashBytes(store::LeafHash(envelope));
+  const std::string leaf_hash = DigestBytes(store::LeafHash(envelope));
+  // Serialises the check-and-append per envelope only, and holds no mutex
+  // across the synced writes.
+  LockRefusal(leaf_hash);
+  absl::Status s = RecordRefusalLocked(db, leaf_hash, envelope, commitment,
+                                       reason, submitter);
+  UnlockRefusal(leaf_hash);
+  return s;
+}
+
+absl::Status AuditScheduler::RecordRefusalLocked(
+    const internal::Dbs& db, const std::string& leaf_hash,
+    const std::string& envelope, const v1::Commitment& commitment,
+    std::string_view reason, std::string_view submitter) {
   LP_ASSIGN_OR_RETURN(std::optional<std::string> known,
                       db.store->Refusal(leaf_hash));
   if (known.has_value()) {
@@ -355,6 +387,7 @@ absl::Status AuditScheduler::RecordRefusal(const std::string& envelope,
   verdict.set_verifier_id(options_.verifier_id);
   verdict.set_created_at_unix_nanos(NowNanos());
   verdict.set_detail(VerdictDetail(Cat("refused at submission: ", reason)));
+  verdict.set_refused_submitter(std::string(submitter));
   v1::AuditRecord record;
   record.set_request_id(commitment.request_id());
   record.set_audit_seed(seed);
@@ -370,6 +403,20 @@ absl::Status AuditScheduler::RecordRefusal(const std::string& envelope,
   return AppendVerdict(db, record).status();
 }
 
+void AuditScheduler::LockRefusal(const std::string& leaf_hash) {
+  absl::MutexLock lock(&refusal_mu_);
+  auto free = [this, &leaf_hash]() ABSL_SHARED_LOCKS_REQUIRED(refusal_mu_) {
+    return busy_refusals_.count(leaf_hash) == 0;
+  };
+  refusal_mu_.Await(absl::Condition(&free));
+  busy_refusals_.insert(leaf_hash);
+}
+
+void AuditScheduler::UnlockRefusal(const std::string& leaf_hash) {
+  absl::MutexLock lock(&refusal_mu_);
+  busy_refusals_.erase(leaf_hash);
+}
+
 absl::StatusOr<std::string> AuditScheduler::ProverIdOf(
     const internal::Dbs& db, const v1::Verdict& verdict) const {
   if (verdict.has_commitment_leaf_index()) {
@@ -377,12 +424,32 @@ absl::StatusOr<std::string> AuditScheduler::ProverIdOf(
                         db.log->Entry(verdict.commitment_leaf_index()));
     return CommitmentProverId(entry);
   }
-  LP_ASSIGN_OR_RETURN(std::optional<std::string> seed,
-                      db.store->Refusal(verdict.commitment_leaf_hash()));
-  if (!seed.has_value()) return std::string();
-  LP_ASSIGN_OR_RETURN(std::optional<v1::AuditRecord> r, db.store->Audit(*seed));
-  if (!r.has_value()) return std::string();
-  return CommitmentProverId(r->refused_envelope());
+  // A refusal at submission: the refused envelope's prover_id is
+  // unverified; the authenticated submitter is who the refusal is charged
+  // to (none for a verdict without one).
+  return verdict.refused_submitter();
+}
+
+void AuditScheduler::LogVerdict(const v1::AuditRecord& record,
+                                uint64_t leaf_index) const {
+  std::optional<v1::Envelope> env =
+      ParseStoredEnvelope(record.verdict_envelope());
+  v1::Verdict v;
+  if (!env.has_value() || !v.ParseFromString(env->payload())) return;
+  nlohmann::json fields = {{"request_id", Hex(v.request_id())},
+                           {"outcome", v1::VerdictOutcome_Name(v.outcome())},
+                           {"verdict_leaf_index", leaf_index},
+                           {"audit_seed", Hex(v.audit_seed())},
+                           {"detail", v.detail()}};
+  if (v.has_mismatch()) fields["mismatch_layer"] = v.mismatch().layer();
+  if (v.has_commitment_leaf_index()) {
+    fields["commitment_leaf_index"] = v.commitment_leaf_index();
+  }
+  if (!v.refused_submitter().empty()) {
+    fields["refused_submitter"] = v.refused_submitter();
+  }
+  LogEvent(v.outcome() == v1::PASS ? "info" : "warn", kLogComponent, "verdict",
+           std::move(fields));
 }
 
 absl::Status AuditScheduler::WaitIdle(absl::Duration timeout) {

@@ -15,7 +15,12 @@
 // record with the opening it used BEFORE it is appended, so a restart
 // re-appends the same bytes (the log answers with the original index)
 // rather than auditing again. An audit that fails for the verifier's own
-// reasons (an executor error) stays pending and is retried at next start.
+// reasons (an executor error, a prover it cannot reach through no fault of
+// the prover's: re_executor.h) stays pending and is retried at next start.
+//
+// Structured log lines (one JSON object per line on stderr, component
+// "verifier.audits"): "audit_error" for every audit left pending by an
+// error, "verdict" for every verdict this process logs.
 //
 // Shutdown: refuses new audits, drops the queued ones (they stay pending in
 // the store), and waits for the running ones until a deadline; an audit
@@ -106,12 +111,17 @@ class AuditScheduler {
                     VerdictCallback done);
 
   // A structurally valid commitment whose envelope signature failed at
-  // submission: stores the refused envelope and logs a signed
-  // FAIL_SIGNATURE verdict for it (no commitment_leaf_index), once per
-  // envelope (deduplicated by leaf hash). Blocks until logged.
+  // submission by the authenticated client `submitter` (its certificate's
+  // common name, a valid node id: InvalidArgument otherwise): stores the
+  // refused envelope and logs a signed FAIL_SIGNATURE verdict for it (no
+  // commitment_leaf_index, refused_submitter = submitter, to whom listings
+  // attribute it), once per envelope (deduplicated by leaf hash; a second
+  // submitter of the same bytes gets no verdict of its own). Blocks until
+  // logged. Rate limits are the caller's (Submitter).
   absl::Status RecordRefusal(const std::string& envelope,
                              const v1::Commitment& commitment,
-                             std::string_view reason);
+                             std::string_view reason,
+                             std::string_view submitter);
 
   // Blocks until no audit is queued or running; DeadlineExceeded naming
   // the counts otherwise.
@@ -127,13 +137,29 @@ class AuditScheduler {
  private:
   // Persists nothing; queues the audit with seed `seed`.
   void Queue(const std::string& seed, VerdictCallback done);
+  // Runs the audit; an error leaves it pending and is logged (audit_error).
   void RunAudit(const std::string& seed, const VerdictCallback& done);
-  absl::StatusOr<v1::VerdictRecord> RunAuditOrError(const std::string& seed);
-  // Appends a signed verdict stored in `record` and indexes it.
+  // Sets *request_id once the audit's record is read.
+  absl::StatusOr<v1::VerdictRecord> RunAuditOrError(const std::string& seed,
+                                                    std::string* request_id);
+  // Appends a signed verdict stored in `record`, indexes it and logs it
+  // (a "verdict" line).
   absl::StatusOr<v1::VerdictRecord> AppendVerdict(
       const internal::Dbs& db, const v1::AuditRecord& record);
+  void LogVerdict(const v1::AuditRecord& record, uint64_t leaf_index) const;
+  // The prover a verdict is attributed to (VerdictIndexEntry.prover_id):
+  // the audited commitment's, or for a refusal at submission the
+  // authenticated submitter (Verdict.refused_submitter; may be empty).
   absl::StatusOr<std::string> ProverIdOf(const internal::Dbs& db,
                                          const v1::Verdict& verdict) const;
+  absl::Status RecordRefusalLocked(const internal::Dbs& db,
+                                   const std::string& leaf_hash,
+                                   const std::string& envelope,
+                                   const v1::Commitment& commitment,
+                                   std::string_view reason,
+                                   std::string_view submitter);
+  void LockRefusal(const std::string& leaf_hash);
+  void UnlockRefusal(const std::string& leaf_hash);
 
   const AuditSchedulerOptions options_;
   const std::shared_ptr<internal::DbHandles> dbs_;
@@ -143,8 +169,11 @@ class AuditScheduler {
 
   // Serialises CatchUp (the index is written in log order).
   absl::Mutex index_mu_;
-  // Serialises RecordRefusal's check-and-append.
+  // Refused envelopes (by leaf hash) whose check-and-append is running:
+  // RecordRefusal serialises per envelope without holding a mutex across
+  // its synced writes.
   absl::Mutex refusal_mu_;
+  std::set<std::string> busy_refusals_ ABSL_GUARDED_BY(refusal_mu_);
   // Workers hold it shared while they persist and log a verdict; Shutdown
   // takes it exclusively to mark the stragglers abandoned.
   absl::Mutex finish_mu_;

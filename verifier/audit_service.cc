@@ -8,6 +8,8 @@
 #include "store/internal/str_cat.h"
 #include "store/rpc/grpc_status.h"
 #include "verifier/evidence.h"
+#include "verifier/internal/bytes.h"
+#include "verifier/internal/finish_now.h"
 #include "verifier/validation.h"
 
 namespace layerproof::verifier {
@@ -15,17 +17,8 @@ namespace {
 
 using store::internal::Cat;
 
-grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context,
-                                    const absl::Status& status) {
-  // Lifetime: gRPC owns the default reactor; it ends after this Finish.
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(rpc::ToGrpcStatus(status));
-  return reactor;
-}
-
-std::string Hex(const std::string& bytes) {
-  return store::HexEncode(store::AsBytes(bytes));
-}
+using internal::FinishNow;
+using internal::Hex;
 
 absl::Status Verdicts(const internal::Dbs& db,
                       const v1::GetVerdictRequest& request,
@@ -151,8 +144,21 @@ grpc::ServerUnaryReactor* AuditService::GetEvidence(
   }
   absl::StatusOr<v1::EvidenceBundle> bundle = BuildEvidence(
       *db->log, *db->store, log_origin_, request->request_id(), verdict_index);
-  if (bundle.ok()) *response = std::move(*bundle);
-  return FinishNow(context, bundle.status());
+  if (!bundle.ok()) return FinishNow(context, bundle.status());
+  // Refused here, with its size, rather than failing inside gRPC past the
+  // server's send limit.
+  const size_t size = bundle->ByteSizeLong();
+  if (size > max_evidence_bytes_) {
+    return FinishNow(
+        context,
+        absl::ResourceExhaustedError(Cat(
+            "EvidenceBundle: got ", size,
+            " bytes, want <= ", max_evidence_bytes_,
+            " (VerifierOptions.max_evidence_bytes; the opening it carries is "
+            "too large to send)")));
+  }
+  *response = std::move(*bundle);
+  return FinishNow(context, absl::OkStatus());
 }
 
 }  // namespace layerproof::verifier

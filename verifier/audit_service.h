@@ -8,13 +8,16 @@
 //     the request is neither logged nor refused);
 //   - ListVerdicts: verdicts in log order, filtered by prover, outcome and
 //     creation time, paged (the page token is a log index);
-//   - GetEvidence: an EvidenceBundle (verifier/evidence.h).
+//   - GetEvidence: an EvidenceBundle (verifier/evidence.h), refused with
+//     RESOURCE_EXHAUSTED naming its size when it is over max_evidence_bytes
+//     (which must stay below the server's send limit).
 // The reads are bounded lookups answered on the reactor thread.
 //
 // Thread safety: as a gRPC service, every handler may run concurrently.
 #ifndef LAYERPROOF_VERIFIER_AUDIT_SERVICE_H_
 #define LAYERPROOF_VERIFIER_AUDIT_SERVICE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,12 +35,14 @@ class AuditService final : public v1::Audit::CallbackService {
   // L of the verifier's model (bounds RequestAuditRequest.layers).
   AuditService(std::shared_ptr<internal::DbHandles> dbs,
                AuditScheduler& scheduler, const rpc::Authorizer& authorizer,
-               std::string log_origin, uint32_t num_layers)
+               std::string log_origin, uint32_t num_layers,
+               size_t max_evidence_bytes)
       : dbs_(std::move(dbs)),
         scheduler_(scheduler),
         authorizer_(authorizer),
         log_origin_(std::move(log_origin)),
-        num_layers_(num_layers) {}
+        num_layers_(num_layers),
+        max_evidence_bytes_(max_evidence_bytes) {}
 
   grpc::ServerUnaryReactor* RequestAudit(
       grpc::CallbackServerContext* context,
@@ -61,6 +66,7 @@ class AuditService final : public v1::Audit::CallbackService {
   const rpc::Authorizer& authorizer_;
   const std::string log_origin_;
   const uint32_t num_layers_;
+  const size_t max_evidence_bytes_;
 };
 
 }  // namespace layerproof::verifier

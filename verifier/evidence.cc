@@ -9,6 +9,7 @@
 #include "store/checkpoint.h"
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
+#include "verifier/internal/bytes.h"
 
 namespace layerproof::verifier {
 
@@ -35,8 +36,7 @@ absl::StatusOr<v1::LogInclusion> MakeInclusion(const store::Log& log,
   out.set_tree_size(size);
   out.set_checkpoint(checkpoint);
   for (const store::Sha256Hash& h : proof) {
-    out.add_inclusion_proof(
-        std::string(reinterpret_cast<const char*>(h.data()), h.size()));
+    out.add_inclusion_proof(internal::DigestBytes(h));
   }
   return out;
 }

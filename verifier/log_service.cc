@@ -9,6 +9,8 @@
 #include "store/internal/str_cat.h"
 #include "store/rpc/grpc_status.h"
 #include "verifier/evidence.h"
+#include "verifier/internal/bytes.h"
+#include "verifier/internal/finish_now.h"
 #include "verifier/validation.h"
 
 namespace layerproof::verifier {
@@ -16,18 +18,8 @@ namespace {
 
 using store::internal::Cat;
 
-// Finishes the call's default reactor with `status` and returns it.
-grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context,
-                                    const absl::Status& status) {
-  // Lifetime: gRPC owns the default reactor; it ends after this Finish.
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(rpc::ToGrpcStatus(status));
-  return reactor;
-}
-
-std::string HashString(const store::Sha256Hash& h) {
-  return std::string(reinterpret_cast<const char*>(h.data()), h.size());
-}
+using internal::DigestBytes;
+using internal::FinishNow;
 
 absl::Status Checkpoint(const internal::Dbs& db,
                         v1::GetCheckpointResponse& out) {
@@ -76,7 +68,7 @@ absl::Status ConsistencyProof(const internal::Dbs& db,
   LP_ASSIGN_OR_RETURN(
       std::vector<store::Sha256Hash> proof,
       db.log->ConsistencyProof(request.old_size(), request.new_size()));
-  for (const store::Sha256Hash& h : proof) out.add_proof(HashString(h));
+  for (const store::Sha256Hash& h : proof) out.add_proof(DigestBytes(h));
   return absl::OkStatus();
 }
 
@@ -120,8 +112,10 @@ grpc::ServerUnaryReactor* LogService::Submit(
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   std::vector<std::string> envelopes(request->envelopes().begin(),
                                      request->envelopes().end());
+  // The authenticated submitter (none under --insecure): refusals are
+  // charged to it, and it may submit only its own commitments.
   submitter_.Submit(
-      std::move(envelopes),
+      std::move(envelopes), rpc::Authorizer::PeerCommonName(*context),
       [reactor, response](absl::StatusOr<v1::SubmitResponse> result) {
         if (result.ok()) *response = std::move(*result);
         reactor->Finish(rpc::ToGrpcStatus(result.status()));

@@ -1,28 +1,75 @@
 #include "verifier/opening_client.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "grpc/grpc.h"
 #include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/support/channel_arguments.h"
 #include "store/commitment.h"
-#include "store/rpc/grpc_status.h"
+#include "store/internal/str_cat.h"
 
 namespace layerproof::verifier {
 namespace {
 
+using store::internal::Cat;
+
+// Retries of an opening whose prover is unreachable (opening_client.h).
+constexpr absl::Duration kInitialRetryBackoff = absl::Milliseconds(50);
+constexpr absl::Duration kMaxRetryBackoff = absl::Seconds(1);
+// The channel's own reconnection backoff (gRPC's defaults, 1 s growing to
+// 120 s, would leave a restarted prover unreachable for minutes).
+constexpr int kInitialReconnectBackoffMs = 100;
+constexpr int kMaxReconnectBackoffMs = 1000;
+
 absl::Status Malformed(std::string what) {
   return absl::InvalidArgumentError(
-      absl::StrCat("Opening stream: ", std::move(what)));
+      absl::StrCat("opening malformed: ", std::move(what)));
+}
+
+// A channel as rpc::MakeChannel makes one, reconnecting fast.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> OpeningChannel(
+    const std::string& address, const rpc::TlsOptions& tls,
+    int max_message_bytes) {
+  if (max_message_bytes <= 0) {
+    return absl::InvalidArgumentError(
+        Cat("GrpcOpeningSourceOptions.max_message_bytes: got ",
+            max_message_bytes, ", want > 0"));
+  }
+  if (tls.insecure && !tls.server_name_override.empty()) {
+    return absl::InvalidArgumentError(
+        Cat("--insecure: conflicts with server name override ",
+            tls.server_name_override));
+  }
+  LP_ASSIGN_OR_RETURN(std::shared_ptr<grpc::ChannelCredentials> creds,
+                      rpc::MakeChannelCredentials(tls));
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(max_message_bytes);
+  args.SetMaxSendMessageSize(max_message_bytes);
+  if (!tls.server_name_override.empty()) {
+    args.SetSslTargetNameOverride(tls.server_name_override);
+  }
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+              kInitialReconnectBackoffMs);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
+  return grpc::CreateCustomChannel(address, creds, args);
 }
 
 // Reassembles one opening's chunks, checking each as it arrives
 // (opening_client.h lists the rules).
 class OpeningAssembler {
  public:
-  OpeningAssembler(const std::vector<uint32_t>& layers, uint64_t max_bytes)
-      : layers_(layers), max_bytes_(max_bytes) {}
+  // `positions` and `hidden_size`: what the commitment fixes.
+  OpeningAssembler(const std::vector<uint32_t>& layers, uint64_t positions,
+                   uint64_t hidden_size, uint64_t max_bytes)
+      : layers_(layers),
+        positions_(positions),
+        hidden_size_(hidden_size),
+        max_bytes_(max_bytes) {}
 
   absl::Status Add(v1::OpenChunk& chunk) {
     const int64_t index = chunks_++;
@@ -72,23 +119,34 @@ class OpeningAssembler {
       return Malformed(absl::StrCat("OpeningHeader.layers: got [", got,
                                     "], want [", want, "] (as requested)"));
     }
-    if (header.positions() < 1) {
-      return Malformed("OpeningHeader.positions: got 0, want >= 1");
+    // The commitment fixes both: checked before anything is sized from
+    // them.
+    if (header.positions() != positions_) {
+      return Malformed(absl::StrCat("OpeningHeader.positions: got ",
+                                    header.positions(), ", want ", positions_,
+                                    " (prompt + output - 1, as committed)"));
     }
-    if (header.hidden_size() < 1 ||
-        header.hidden_size() > store::kMaxHiddenSize) {
+    if (header.hidden_size() != hidden_size_) {
       return Malformed(absl::StrCat("OpeningHeader.hidden_size: got ",
-                                    header.hidden_size(), ", want 1..",
+                                    header.hidden_size(), ", want ",
+                                    hidden_size_, " (as committed)"));
+    }
+    if (positions_ < 1 || hidden_size_ < 1 ||
+        hidden_size_ > store::kMaxHiddenSize) {
+      return Malformed(absl::StrCat("OpeningHeader: positions ", positions_,
+                                    " x hidden_size ", hidden_size_,
+                                    ", want positions >= 1 and hidden_size 1..",
                                     store::kMaxHiddenSize));
     }
-    row_bytes_ = uint64_t{header.hidden_size()} * sizeof(float);
-    const uint64_t layer_bytes = uint64_t{header.positions()} * row_bytes_;
-    if (!layers_.empty() && layer_bytes > max_bytes_ / layers_.size()) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("Opening stream: ", layers_.size(), " layers of ",
-                       layer_bytes, " bytes (positions ", header.positions(),
-                       " x hidden_size ", header.hidden_size(),
-                       " x 4) exceed the limit of ", max_bytes_, " bytes"));
+    row_bytes_ = hidden_size_ * sizeof(float);
+    if (!layers_.empty() &&
+        (positions_ > max_bytes_ / row_bytes_ ||
+         positions_ * row_bytes_ > max_bytes_ / layers_.size())) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "opening too large: ", layers_.size(), " layers of positions ",
+          positions_, " x hidden_size ", hidden_size_,
+          " x 4 bytes exceed the limit of ", max_bytes_,
+          " bytes (GrpcOpeningSourceOptions.max_opening_bytes)"));
     }
     opening_.header = std::move(header);
     return absl::OkStatus();
@@ -122,14 +180,14 @@ class OpeningAssembler {
                                     row_bytes_, " (hidden_size x 4)"));
     }
     const uint64_t n = data.size() / row_bytes_;
-    const uint64_t positions = opening_.header.positions();
+    const uint64_t positions = positions_;
     if (n > positions - rows_) {
       return Malformed(absl::StrCat(
           "chunk ", index, ": rows ", rows_, "..", rows_ + n - 1, " of h^",
           layer, ", want rows < ", positions, " (OpeningHeader.positions)"));
     }
     std::vector<float>& out = opening_.layers[layer];
-    if (out.empty()) out.reserve(positions * opening_.header.hidden_size());
+    if (out.empty()) out.reserve(positions * hidden_size_);
     const size_t at = out.size();
     out.resize(at + data.size() / sizeof(float));
     if constexpr (std::endian::native == std::endian::little) {
@@ -151,6 +209,8 @@ class OpeningAssembler {
   }
 
   const std::vector<uint32_t>& layers_;
+  const uint64_t positions_;
+  const uint64_t hidden_size_;
   const uint64_t max_bytes_;
   Opening opening_;
   bool have_header_ = false;
@@ -160,56 +220,22 @@ class OpeningAssembler {
   uint64_t rows_ = 0;   // rows of that layer received so far
 };
 
-}  // namespace
+// One call of Opening.Open. `transient` when it failed for the transport
+// (retried until the deadline).
+struct Attempt {
+  absl::StatusOr<Opening> opening;
+  bool transient = false;
+};
 
-GrpcOpeningSource::GrpcOpeningSource(GrpcOpeningSourceOptions options)
-    : options_(options) {}
-
-absl::Status GrpcOpeningSource::AddProver(const std::string& prover_id,
-                                          const std::string& address,
-                                          const rpc::TlsOptions& tls) {
-  LP_ASSIGN_OR_RETURN(
-      std::shared_ptr<grpc::Channel> channel,
-      rpc::MakeChannel(address, tls, options_.max_message_bytes));
-  Prover p{address,
-           std::shared_ptr<v1::Opening::Stub>(v1::Opening::NewStub(channel))};
-  absl::MutexLock lock(&mu_);
-  provers_[prover_id] = std::move(p);
-  return absl::OkStatus();
-}
-
-absl::StatusOr<Opening> GrpcOpeningSource::Open(
-    std::string_view prover_id, std::string_view request_id,
-    const std::vector<uint32_t>& layers, absl::Time deadline) {
-  std::shared_ptr<v1::Opening::Stub> stub;
-  std::string address;
-  {
-    absl::MutexLock lock(&mu_);
-    auto it = provers_.find(prover_id);
-    if (it == provers_.end()) {
-      return absl::NotFoundError(
-          absl::StrCat("no Opening address registered for prover \"",
-                       std::string(prover_id), "\""));
-    }
-    stub = it->second.stub;
-    address = it->second.address;
-  }
-  const std::string call = absl::StrCat(
-      "Opening.Open at ", address, " (prover ", std::string(prover_id), ")");
-  if (absl::Now() >= deadline) {
-    return absl::DeadlineExceededError(
-        absl::StrCat(call, ": the deadline passed before the call"));
-  }
-
-  v1::OpenRequest request;
-  request.set_request_id(std::string(request_id));
-  for (uint32_t k : layers) request.add_layers(k);
+Attempt OpenOnce(v1::Opening::Stub& stub, const v1::OpenRequest& request,
+                 const std::vector<uint32_t>& layers, uint64_t positions,
+                 uint64_t hidden_size, uint64_t max_bytes,
+                 absl::Time deadline) {
   grpc::ClientContext context;  // must outlive the reader
   context.set_deadline(absl::ToChronoTime(deadline));
   std::unique_ptr<grpc::ClientReader<v1::OpenChunk>> reader =
-      stub->Open(&context, request);
-
-  OpeningAssembler assembler(layers, options_.max_opening_bytes);
+      stub.Open(&context, request);
+  OpeningAssembler assembler(layers, positions, hidden_size, max_bytes);
   absl::Status malformed;
   v1::OpenChunk chunk;
   while (reader->Read(&chunk)) {
@@ -222,24 +248,95 @@ absl::StatusOr<Opening> GrpcOpeningSource::Open(
     }
   }
   const grpc::Status status = reader->Finish();
-  if (!malformed.ok()) {
-    return absl::Status(malformed.code(),
-                        absl::StrCat(call, ": ", malformed.message()));
+  if (!malformed.ok()) return {malformed};
+  switch (status.error_code()) {
+    case grpc::StatusCode::OK:
+      return {assembler.Finish()};
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return {
+          absl::DeadlineExceededError("opening: not complete by the deadline")};
+    case grpc::StatusCode::UNAVAILABLE:
+      return {absl::UnavailableError("opening: the prover is unreachable"),
+              /*transient=*/true};
+    default:
+      // What the prover reported, by its code only: its message is its own
+      // text, and verdict details carry only the verifier's words.
+      return {absl::Status(
+          static_cast<absl::StatusCode>(status.error_code()),
+          Cat("opening refused: ",
+              absl::StatusCodeToString(
+                  static_cast<absl::StatusCode>(status.error_code()))))};
   }
-  if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
-    return absl::DeadlineExceededError(
-        absl::StrCat(call, ": deadline exceeded: ", status.error_message()));
-  }
-  if (!status.ok()) {
-    const absl::Status s = rpc::FromGrpcStatus(status);
-    return absl::Status(s.code(), absl::StrCat(call, ": ", s.message()));
-  }
-  absl::StatusOr<Opening> opening = assembler.Finish();
-  if (!opening.ok()) {
-    return absl::Status(opening.status().code(),
-                        absl::StrCat(call, ": ", opening.status().message()));
-  }
-  return opening;
 }
+
+}  // namespace
+
+GrpcOpeningSource::GrpcOpeningSource(GrpcOpeningSourceOptions options)
+    : options_(options) {}
+
+absl::Status GrpcOpeningSource::AddProver(const std::string& prover_id,
+                                          const std::string& address,
+                                          const rpc::TlsOptions& tls) {
+  Prover p;
+  if (!address.empty()) {
+    LP_ASSIGN_OR_RETURN(
+        std::shared_ptr<grpc::Channel> channel,
+        OpeningChannel(address, tls, options_.max_message_bytes));
+    p.stub = std::shared_ptr<v1::Opening::Stub>(v1::Opening::NewStub(channel));
+  }
+  absl::MutexLock lock(&mu_);
+  provers_[prover_id] = std::move(p);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Opening> GrpcOpeningSource::Open(
+    std::string_view prover_id, std::string_view request_id,
+    const std::vector<uint32_t>& layers, uint64_t positions,
+    uint64_t hidden_size, absl::Time deadline) {
+  std::shared_ptr<v1::Opening::Stub> stub;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = provers_.find(prover_id);
+    if (it == provers_.end()) {
+      return OpeningUnavailableToVerifier(
+          Cat("prover \"", prover_id,
+              "\" is not registered with this verifier's opening client"));
+    }
+    if (it->second.stub == nullptr) {
+      return OpeningUnavailableToVerifier(
+          Cat("prover \"", prover_id,
+              "\" is registered without an Opening address; register its "
+              "opening_address to audit it"));
+    }
+    stub = it->second.stub;
+  }
+
+  v1::OpenRequest request;
+  request.set_request_id(std::string(request_id));
+  for (uint32_t k : layers) request.add_layers(k);
+  absl::Duration backoff = kInitialRetryBackoff;
+  for (int attempts = 0;; ++attempts) {
+    const absl::Time now = absl::Now();
+    if (now >= deadline) {
+      return absl::DeadlineExceededError(
+          attempts == 0 ? "opening: the deadline passed before the call"
+                        : Cat("opening: the prover was unreachable until the "
+                              "deadline (",
+                              attempts, " attempts)"));
+    }
+    Attempt a = OpenOnce(*stub, request, layers, positions, hidden_size,
+                         options_.max_opening_bytes, deadline);
+    if (!a.transient) return std::move(a.opening);
+    if (stop_retrying_) {
+      return OpeningUnavailableToVerifier(
+          "opening: the prover is unreachable and the verifier is shutting "
+          "down");
+    }
+    absl::SleepFor(std::min(backoff, deadline - absl::Now()));
+    backoff = std::min(2 * backoff, kMaxRetryBackoff);
+  }
+}
+
+void GrpcOpeningSource::StopRetrying() { stop_retrying_ = true; }
 
 }  // namespace layerproof::verifier

@@ -4,10 +4,11 @@
 //
 // The stream is validated strictly as it arrives, and anything wrong ends
 // the call with an error naming what was wrong (the audit's FAIL_OPENING
-// detail):
+// detail, "opening malformed: ..."):
 //   - the first chunk is the header, and there is exactly one;
-//   - the header lists exactly the requested layers, with positions and
-//     hidden_size >= 1;
+//   - the header lists exactly the requested layers, and its positions and
+//     hidden_size are the ones the commitment fixes (Open's `positions`
+//     and `hidden_size`), checked before anything is allocated;
 //   - the layers' rows come in the requested order, each layer complete
 //     before the next starts, rows contiguous in position order from 0;
 //   - each chunk's data is non-empty, a whole number of rows
@@ -15,10 +16,17 @@
 //   - every layer has exactly `positions` rows when the stream ends;
 //   - positions × hidden_size × 4 × layers is at most max_opening_bytes,
 //     checked from the header before anything is allocated
-//     (ResourceExhausted).
-// Malformed streams are InvalidArgument; gRPC errors keep their code
-// (DEADLINE_EXCEEDED becomes absl DeadlineExceeded); an unknown prover is
-// NotFound.
+//     (ResourceExhausted, "opening too large: ...").
+// Malformed streams are InvalidArgument. An error status the prover
+// returns keeps its code, with the message "opening refused: CODE" (never
+// the prover's own text). Transport failures (gRPC UNAVAILABLE: the
+// prover down, restarting, or not yet reachable) are retried with a
+// backoff of 50 ms doubling up to 1 s, on a channel that reconnects after
+// 100 ms doubling up to 1 s, until the deadline; an opening not complete by
+// the deadline is DeadlineExceeded. A prover this client does not know, or
+// one registered without an Opening address, is
+// OpeningUnavailableToVerifier (the verifier's problem, not the prover's).
+// No message carries the prover's address.
 //
 // Thread safety: AddProver and Open may be called from any threads at once.
 // Open blocks (the sync ClientReader API); call it from an audit worker
@@ -26,6 +34,7 @@
 #ifndef LAYERPROOF_VERIFIER_OPENING_CLIENT_H_
 #define LAYERPROOF_VERIFIER_OPENING_CLIENT_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -59,8 +68,11 @@ class GrpcOpeningSource : public OpeningSource {
   GrpcOpeningSource& operator=(const GrpcOpeningSource&) = delete;
 
   // Registers (or replaces) where `prover_id`'s Opening service listens:
-  // `address` "host:port" with `tls`. The channel is made here and cached;
-  // errors are those of rpc::MakeChannel (e.g. unreadable TLS files).
+  // `address` "host:port" with `tls`, or "" for a prover registered without
+  // one (its openings are then OpeningUnavailableToVerifier). The channel is
+  // made here and cached; errors are those of rpc::MakeChannelCredentials
+  // (e.g. unreadable TLS files), or InvalidArgument for --insecure with a
+  // server name override.
   absl::Status AddProver(const std::string& prover_id,
                          const std::string& address,
                          const rpc::TlsOptions& tls);
@@ -68,15 +80,23 @@ class GrpcOpeningSource : public OpeningSource {
   absl::StatusOr<Opening> Open(std::string_view prover_id,
                                std::string_view request_id,
                                const std::vector<uint32_t>& layers,
+                               uint64_t positions, uint64_t hidden_size,
                                absl::Time deadline) override;
+
+  // From now on, an opening whose prover is unreachable stops retrying at
+  // once with OpeningUnavailableToVerifier (its audit stays pending for the
+  // next start) instead of waiting for its deadline: the verifier is
+  // shutting down. Openings that are streaming are not interrupted.
+  void StopRetrying();
 
  private:
   struct Prover {
-    std::string address;
+    // Null for a prover registered without an Opening address.
     std::shared_ptr<v1::Opening::Stub> stub;
   };
 
   const GrpcOpeningSourceOptions options_;
+  std::atomic<bool> stop_retrying_{false};
   absl::Mutex mu_;
   std::map<std::string, Prover, std::less<>> provers_ ABSL_GUARDED_BY(mu_);
 };

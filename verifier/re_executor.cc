@@ -5,6 +5,7 @@
 #include <span>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/golden.h"
 #include "kernels/model/layer_hash.h"
@@ -12,6 +13,7 @@
 #include "store/crypto.h"
 #include "store/merkle.h"
 #include "store/status.h"
+#include "verifier/internal/bytes.h"
 #include "verifier/internal/opening_checks.h"
 
 namespace layerproof::verifier {
@@ -24,6 +26,14 @@ using internal::VerdictDetail;
 // ~40 KiB); the log enforced its own limit when it accepted it.
 constexpr size_t kMaxAuditedEnvelopeBytes = 16 << 20;
 constexpr size_t kAuditSeedBytes = 32;
+// The markers a stop-rule mismatch appends to the output (never token ids,
+// which are >= 0): generation had to go on; the finish reason differs.
+constexpr int32_t kHadToGoOn = -1;
+constexpr int32_t kOtherFinishReason = -2;
+// Marks OpeningUnavailableToVerifier errors (an absl payload, which no
+// status received over gRPC carries).
+constexpr char kVerifierSidePayload[] =
+    "type.googleapis.com/layerproof.verifier.OpeningUnavailableToVerifier";
 
 absl::Status ValidatePlan(const AuditPlan& plan, uint32_t num_layers) {
   if (plan.audit_seed.size() != kAuditSeedBytes) {
@@ -113,6 +123,40 @@ void DecideMismatch(v1::Verdict& v, uint32_t layer, const std::string& expected,
   v.mutable_mismatch()->set_got(got);
 }
 
+// The committed stop rule (re_executor.h): true when the output stops
+// where the rule says; otherwise records FAIL_MISMATCH{head_layer} with
+// `got` the digest of what the output had to be.
+bool CheckStop(const Replay& r, uint32_t head_layer, v1::Verdict& v) {
+  const v1::OpeningHeader& h = r.opening.header;
+  const std::span<const int32_t> output(h.output_token_ids().data(),
+                                        h.output_token_ids_size());
+  size_t allowed = output.size();
+  const absl::Status rule = store::CheckStopRule(r.c, output, &allowed);
+  if (rule.ok()) return true;
+  std::vector<int32_t> had_to_be;
+  std::string what;
+  if (allowed < output.size()) {
+    had_to_be.assign(output.begin(), output.begin() + allowed);
+    what = absl::StrCat("generation had to stop after ", allowed, " of ",
+                        output.size(), " tokens");
+  } else if (allowed > output.size()) {
+    had_to_be.assign(output.begin(), output.end());
+    had_to_be.push_back(kHadToGoOn);
+    what = absl::StrCat("generation had to go on after ", output.size(),
+                        " tokens");
+  } else {
+    had_to_be.assign(output.begin(), output.end());
+    had_to_be.push_back(kOtherFinishReason);
+    what = "the tokens stop where they must, with another finish reason";
+  }
+  DecideMismatch(
+      v, head_layer, r.c.output_digest(),
+      DigestBytes(store::TokenDigest(store::AsBytes(r.key), had_to_be)),
+      absl::StrCat("head: stop rule: ", std::string(rule.message()), " (", what,
+                   ")"));
+  return false;
+}
+
 // Recomputes the output tokens from h^L (`h_last`, all positions) and
 // compares them with the opening's; true when they all match. On a
 // difference, records FAIL_MISMATCH{L+1} in `v`.
@@ -146,18 +190,20 @@ absl::StatusOr<bool> CheckHead(const kernels::model::Engine& engine,
     }
   }
   v.set_head_checked(true);
-  if (same) return true;
-  int64_t first = 0;
-  while (recomputed[static_cast<size_t>(first)] ==
-         r.opening.header.output_token_ids(static_cast<int>(first))) {
-    ++first;
+  if (!same) {
+    int64_t first = 0;
+    while (recomputed[static_cast<size_t>(first)] ==
+           r.opening.header.output_token_ids(static_cast<int>(first))) {
+      ++first;
+    }
+    DecideMismatch(
+        v, static_cast<uint32_t>(cfg.num_layers) + 1, r.c.output_digest(),
+        DigestBytes(store::TokenDigest(store::AsBytes(r.key), recomputed)),
+        absl::StrCat("head: the sampler did not reproduce output token ", first,
+                     " of ", n));
+    return false;
   }
-  DecideMismatch(
-      v, static_cast<uint32_t>(cfg.num_layers) + 1, r.c.output_digest(),
-      DigestBytes(store::TokenDigest(store::AsBytes(r.key), recomputed)),
-      absl::StrCat("head: the sampler did not reproduce output token ", first,
-                   " of ", n));
-  return false;
+  return CheckStop(r, static_cast<uint32_t>(cfg.num_layers) + 1, v);
 }
 
 // Step 5 and 6 for a sampled plan: h^0 when block 1 is drawn, each drawn
@@ -233,6 +279,17 @@ absl::Status ReExecuteAll(const kernels::model::Engine& engine, const Replay& r,
 
 }  // namespace
 
+absl::Status OpeningUnavailableToVerifier(std::string_view message) {
+  absl::Status s = absl::FailedPreconditionError(
+      absl::string_view(message.data(), message.size()));
+  s.SetPayload(kVerifierSidePayload, absl::Cord("verifier"));
+  return s;
+}
+
+bool IsOpeningUnavailableToVerifier(const absl::Status& status) {
+  return !status.ok() && status.GetPayload(kVerifierSidePayload).has_value();
+}
+
 ReExecutor::ReExecutor(const kernels::model::Engine& engine,
                        std::string model_digest)
     : engine_(engine), model_digest_(std::move(model_digest)) {}
@@ -290,6 +347,10 @@ absl::StatusOr<AuditOutcome> ReExecutor::Audit(
   } else if (c.hidden_size() != static_cast<uint64_t>(cfg.hidden_size)) {
     model_problem = absl::StrCat("Commitment.hidden_size: got ",
                                  c.hidden_size(), ", want ", cfg.hidden_size);
+  } else if (c.max_context() > static_cast<uint64_t>(cfg.max_positions)) {
+    model_problem = absl::StrCat(
+        "Commitment.max_context: got ", c.max_context(),
+        ", want <= ", cfg.max_positions, " (the model's max_positions)");
   } else if (positions > static_cast<uint64_t>(cfg.max_positions)) {
     model_problem = absl::StrCat("Commitment: ", positions,
                                  " positions, want <= ", cfg.max_positions,
@@ -310,7 +371,18 @@ absl::StatusOr<AuditOutcome> ReExecutor::Audit(
   const std::vector<uint32_t> opened = OpenedLayers(plan, num_layers);
   const absl::Time deadline = absl::Now() + opening_timeout;
   absl::StatusOr<Opening> opening =
-      source.Open(c.prover_id(), c.request_id(), opened, deadline);
+      source.Open(c.prover_id(), c.request_id(), opened, positions,
+                  c.hidden_size(), deadline);
+  if (IsOpeningUnavailableToVerifier(opening.status()) ||
+      absl::IsUnavailable(opening.status())) {
+    // Not the prover's fault: no verdict, the audit stays pending.
+    const std::string why =
+        absl::StrCat("opening from prover \"", c.prover_id(),
+                     "\": ", std::string(opening.status().message()));
+    return IsOpeningUnavailableToVerifier(opening.status())
+               ? OpeningUnavailableToVerifier(why)
+               : absl::UnavailableError(why);
+  }
   if (absl::IsDeadlineExceeded(opening.status()) ||
       (opening.ok() && absl::Now() > deadline)) {
     Decide(v, v1::FAIL_TIMEOUT,
@@ -319,10 +391,8 @@ absl::StatusOr<AuditOutcome> ReExecutor::Audit(
     return out;
   }
   if (!opening.ok()) {
-    Decide(v, v1::FAIL_OPENING,
-           absl::StrCat("opening failed: ",
-                        absl::StatusCodeToString(opening.status().code()), ": ",
-                        std::string(opening.status().message())));
+    // The source's message is in the verifier's words (OpeningSource::Open).
+    Decide(v, v1::FAIL_OPENING, std::string(opening.status().message()));
     return out;
   }
   out.opening = std::move(*opening);

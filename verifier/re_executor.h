@@ -16,20 +16,41 @@
 //      drawn block l recomputed from h^(l-1) hash to H_0 / H_l
 //        -> FAIL_MISMATCH{layer};
 //   6. the head (final norm, LM head, sampler with the committed seed)
-//      reproduces every output token -> FAIL_MISMATCH{layer L+1};
+//      reproduces every output token, and the output obeys the committed
+//      stop rule (store::CheckStopRule) -> FAIL_MISMATCH{layer L+1};
 // and otherwise PASS. With AuditPlan::all_layers only the opening's header
 // is fetched; every layer is recomputed from the tokens and the first
 // differing hash is reported (fault localisation).
+//
+// The model check (2) also wants Commitment.max_context <= the model's
+// max_positions: a prover cannot claim a context this model does not have.
+//
+// A head mismatch records expected = Commitment.output_digest and got = the
+// salted TokenDigest of what the output had to be:
+//   - the sampler's tokens, when it did not reproduce the output;
+//   - output[0..allowed), when generation had to stop after `allowed`
+//     tokens (a stop id before the last token);
+//   - output ++ [-1], when generation had to go on (the finish reason is
+//     STOP but the last token is no stop id and no limit was reached): -1,
+//     never a token id, stands for the tokens that had to follow;
+//   - output ++ [-2], when the tokens are right but the committed
+//     finish_reason is not the one the stop rule gives (e.g. MAX_TOKENS
+//     while the last token is a stop id): -2 stands for "another reason".
+// The detail says which, in the rule's words.
 //
 // The opening requested for blocks S is {l-1 : l in S, l > 1} ∪ {L}: each
 // drawn block's input (h^0 is recomputed from the tokens, never opened) and
 // the head's input.
 //
-// Prover misbehaviour is always a verdict, never an error: Audit fails only
-// for the verifier's own faults: an executor error, a bad plan
-// (InvalidArgument naming AuditPlan's field), or a commitment longer than
-// this engine's max_context but within the model's max_positions
-// (FailedPrecondition: configure a longer context to audit it).
+// Prover misbehaviour is always a verdict, never an error; a verdict's
+// detail is in the verifier's words (never text the prover chose). Audit
+// fails only for the verifier's own faults, and the audit then stays
+// pending: an executor error, a bad plan (InvalidArgument naming AuditPlan's
+// field), a commitment longer than this engine's max_context but within the
+// model's max_positions (FailedPrecondition: configure a longer context to
+// audit it), or an opening source that cannot reach the prover for reasons
+// of the verifier's (OpeningUnavailableToVerifier, or Unavailable: see
+// OpeningSource::Open).
 // Thread safety: Audit is const and may run on many threads at once (the
 // engine's Embed / RunBlock / RunHead / Forward are const).
 #ifndef LAYERPROOF_VERIFIER_RE_EXECUTOR_H_
@@ -42,6 +63,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "kernels/model/engine.h"
@@ -64,14 +86,33 @@ class OpeningSource {
  public:
   virtual ~OpeningSource() = default;
   // Opens `request_id` at layers `layers` (k values, ascending) from the
-  // prover named `prover_id`, by `deadline`. DeadlineExceeded when it has
-  // not fully arrived by then; any other error means the opening failed
-  // (refused, malformed, too large) and its message says why.
+  // prover named `prover_id`, by `deadline`. `positions` and `hidden_size`
+  // are what the audited commitment fixes (prompt + output - 1 rows of
+  // hidden_size floats per layer): a source refuses a header that differs
+  // before it allocates anything. A source retries transient failures (the
+  // prover unreachable for a while) itself until the deadline. Returns:
+  //   - DeadlineExceeded when the opening has not fully arrived by the
+  //     deadline (FAIL_TIMEOUT);
+  //   - OpeningUnavailableToVerifier (or Unavailable) when the verifier
+  //     cannot open for reasons of its own (no Opening address registered
+  //     for the prover, an unknown prover): no verdict, the audit stays
+  //     pending;
+  //   - any other error when the opening failed through the prover
+  //     (refused, malformed, too large): FAIL_OPENING, with the message as
+  //     the verdict's detail, so it is in the verifier's words and never
+  //     carries the prover's own error text or its address.
   virtual absl::StatusOr<Opening> Open(std::string_view prover_id,
                                        std::string_view request_id,
                                        const std::vector<uint32_t>& layers,
+                                       uint64_t positions, uint64_t hidden_size,
                                        absl::Time deadline) = 0;
 };
+
+// The error an OpeningSource returns when the verifier itself cannot open
+// (see OpeningSource::Open): FailedPrecondition with `message`, marked so
+// that no prover-reported status (whatever its code) is ever taken for it.
+absl::Status OpeningUnavailableToVerifier(std::string_view message);
+bool IsOpeningUnavailableToVerifier(const absl::Status& status);
 
 struct AuditPlan {
   // Blocks to re-execute, ascending, in 1..L. Ignored with all_layers.

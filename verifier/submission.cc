@@ -4,17 +4,23 @@
 #include <utility>
 
 #include "kernels/status.h"
+// The prover's structured-log header, reused (it is to move to store/).
+#include "prover/internal/structured_log.h"
 #include "store/commitment.h"
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
 #include "store/submit.h"
 #include "verifier/evidence.h"
+#include "verifier/internal/bytes.h"
 
 namespace layerproof::verifier {
 namespace {
 
+using prover::internal::LogEvent;
 using store::internal::Cat;
+
+constexpr char kLogComponent[] = "verifier.submissions";
 
 v1::SubmitResult Refused(const absl::Status& s) {
   v1::SubmitResult r;
@@ -34,6 +40,7 @@ v1::SubmitResult Accepted(uint64_t index, bool duplicate) {
 
 struct Submitter::Batch {
   std::vector<std::string> envelopes;
+  std::string submitter;  // the client certificate's CN; "" if none
   std::vector<v1::SubmitResult> results;
   std::atomic<size_t> remaining{0};
   Done done;
@@ -41,15 +48,19 @@ struct Submitter::Batch {
 
 Submitter::Submitter(std::shared_ptr<internal::DbHandles> dbs,
                      const ProverDirectory& provers, AuditScheduler& scheduler,
-                     size_t max_leaf_bytes, int threads)
+                     size_t max_leaf_bytes, int threads,
+                     absl::Duration refusal_verdict_interval)
     : dbs_(std::move(dbs)),
       provers_(provers),
       scheduler_(scheduler),
       max_leaf_bytes_(max_leaf_bytes),
+      refusal_verdict_interval_(refusal_verdict_interval),
       pool_(threads) {}
 
-void Submitter::Submit(std::vector<std::string> envelopes, Done done) {
+void Submitter::Submit(std::vector<std::string> envelopes,
+                       std::string submitter, Done done) {
   auto batch = std::make_shared<Batch>();
+  batch->submitter = std::move(submitter);
   batch->envelopes = std::move(envelopes);
   batch->results.resize(batch->envelopes.size());
   batch->remaining = batch->envelopes.size();
@@ -61,7 +72,7 @@ void Submitter::Submit(std::vector<std::string> envelopes, Done done) {
   for (size_t i = 0; i < batch->envelopes.size(); ++i) {
     internal::TaskPool::Task task;
     task.run = [this, batch, i] {
-      batch->results[i] = Admit(batch->envelopes[i]);
+      batch->results[i] = Admit(batch->envelopes[i], batch->submitter);
       if (batch->remaining.fetch_sub(1) == 1) Finish(*batch);
     };
     task.dropped = [this, batch, i] {
@@ -74,7 +85,8 @@ void Submitter::Submit(std::vector<std::string> envelopes, Done done) {
   }
 }
 
-v1::SubmitResult Submitter::Admit(const std::string& envelope) {
+v1::SubmitResult Submitter::Admit(const std::string& envelope,
+                                  const std::string& submitter) {
   // 1. Shape: with no trusted key, a well-formed envelope fails only at its
   // first signature's key (PermissionDenied).
   absl::StatusOr<store::VerifiedEnvelope> shape =
@@ -96,16 +108,7 @@ v1::SubmitResult Submitter::Admit(const std::string& envelope) {
   absl::StatusOr<store::VerifiedEnvelope> verified = store::VerifyEnvelope(
       envelope, *keys, store::kCommitmentPayloadType, max_leaf_bytes_);
   if (!verified.ok()) {
-    absl::Status refusal = scheduler_.RecordRefusal(
-        envelope, *commitment, std::string(verified.status().message()));
-    if (!refusal.ok()) {
-      return Refused(absl::Status(
-          verified.status().code(),
-          Cat(std::string(verified.status().message()),
-              " (and its FAIL_SIGNATURE verdict could not be logged: ",
-              std::string(refusal.message()), ")")));
-    }
-    return Refused(verified.status());
+    return RefuseSignature(envelope, *commitment, verified.status(), submitter);
   }
   // 3. The key must be the commitment's prover's.
   for (const store::Sha256Hash& key_id : verified->key_ids) {
@@ -117,6 +120,13 @@ v1::SubmitResult Submitter::Admit(const std::string& envelope) {
               owner.value_or("?"), "\"")));
     }
   }
+  // ... and an authenticated submitter may submit only its own.
+  if (!submitter.empty() && submitter != commitment->prover_id()) {
+    return Refused(absl::PermissionDeniedError(
+        Cat("Commitment.prover_id: got \"", commitment->prover_id(),
+            "\", but the submitter's client certificate CN is \"", submitter,
+            "\" (a prover submits only its own commitments)")));
+  }
   // 4. One commitment per request id.
   const std::string& request_id = commitment->request_id();
   absl::StatusOr<internal::Dbs> db = dbs_->Get();
@@ -125,6 +135,59 @@ v1::SubmitResult Submitter::Admit(const std::string& envelope) {
   v1::SubmitResult result = AdmitLocked(*db, envelope, *commitment, *keys);
   UnlockRequest(request_id);
   return result;
+}
+
+v1::SubmitResult Submitter::RefuseSignature(const std::string& envelope,
+                                            const v1::Commitment& commitment,
+                                            const absl::Status& refusal,
+                                            const std::string& submitter) {
+  // Only an authenticated submitter gets a FAIL_SIGNATURE verdict logged,
+  // charged to it (the envelope's prover_id is unverified), and at most one
+  // per refusal_verdict_interval: an anonymous or flooding client could
+  // otherwise fill the log with signed failures "of" any prover.
+  std::string why;
+  if (submitter.empty()) {
+    why = "anonymous submitter";
+  } else if (!store::ValidateNodeId("submitter", submitter).ok()) {
+    why = "the submitter's CN is not a valid node id";
+  } else if (!TakeRefusalVerdict(submitter)) {
+    why = "refusal verdict rate limit";
+  }
+  bool logged = false;
+  absl::Status result = refusal;
+  if (why.empty()) {
+    absl::Status s = scheduler_.RecordRefusal(
+        envelope, commitment, std::string(refusal.message()), submitter);
+    logged = s.ok();
+    if (!s.ok()) {
+      why = Cat("logging failed: ", std::string(s.message()));
+      result = absl::Status(
+          refusal.code(),
+          Cat(std::string(refusal.message()),
+              " (and its FAIL_SIGNATURE verdict could not be logged: ",
+              std::string(s.message()), ")"));
+    }
+  }
+  nlohmann::json fields = {
+      {"request_id", internal::Hex(commitment.request_id())},
+      {"claimed_prover_id", commitment.prover_id()},
+      {"submitter", submitter},
+      {"code", absl::StatusCodeToString(refusal.code())},
+      {"message", std::string(refusal.message())},
+      {"verdict_logged", logged}};
+  if (!why.empty()) fields["no_verdict_because"] = why;
+  LogEvent("warn", kLogComponent, "refusal", std::move(fields));
+  return Refused(result);
+}
+
+bool Submitter::TakeRefusalVerdict(const std::string& submitter) {
+  const absl::Time now = absl::Now();
+  absl::MutexLock lock(&refusals_mu_);
+  auto [it, fresh] = last_refusal_verdict_.try_emplace(submitter, now);
+  if (fresh) return true;
+  if (now - it->second < refusal_verdict_interval_) return false;
+  it->second = now;
+  return true;
 }
 
 v1::SubmitResult Submitter::AdmitLocked(const internal::Dbs& db,
@@ -175,8 +238,7 @@ void Submitter::Finish(Batch& batch) {
         LP_ASSIGN_OR_RETURN(std::vector<store::Sha256Hash> proof,
                             db.log->InclusionProof(r.leaf_index(), size));
         for (const store::Sha256Hash& h : proof) {
-          r.add_inclusion_proof(
-              std::string(reinterpret_cast<const char*>(h.data()), h.size()));
+          r.add_inclusion_proof(internal::DigestBytes(h));
         }
       }
       *out.add_results() = std::move(r);

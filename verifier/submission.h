@@ -8,11 +8,18 @@
 //      32-byte key id, a commitment that passes ValidateCommitment;
 //      otherwise INVALID_ARGUMENT and nothing else happens;
 //   2. signatures against the registered prover keys: an unknown key is
-//      PERMISSION_DENIED, a bad signature INVALID_ARGUMENT, and either way
-//      the refused envelope gets a signed FAIL_SIGNATURE verdict in the log
-//      (AuditScheduler::RecordRefusal, once per envelope);
-//   3. the signing key must be registered for the commitment's prover_id
-//      (PERMISSION_DENIED otherwise; a valid signature, so no verdict);
+//      PERMISSION_DENIED, a bad signature INVALID_ARGUMENT; when the
+//      submitter is authenticated (its client certificate's CN, a valid
+//      node id), the refused envelope also gets a signed FAIL_SIGNATURE
+//      verdict in the log, charged to that CN (Verdict.refused_submitter;
+//      AuditScheduler::RecordRefusal, once per envelope), at most one per
+//      refusal_verdict_interval per CN; an anonymous (--insecure)
+//      submission, or one over the rate, is only refused. Every refusal
+//      here is a "refusal" structured log line;
+//   3. the signing key must be registered for the commitment's prover_id,
+//      and an authenticated submitter's CN must be that prover_id
+//      (PERMISSION_DENIED naming both otherwise; a valid signature, so no
+//      verdict);
 //   4. under a lock on the request id: a request id already logged with the
 //      same envelope is a duplicate (its index, duplicate = true); with a
 //      different one ALREADY_EXISTS; otherwise store::SubmitEnvelope
@@ -28,6 +35,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -55,21 +63,34 @@ class Submitter {
   // `provers` and `scheduler` must outlive the Submitter.
   Submitter(std::shared_ptr<internal::DbHandles> dbs,
             const ProverDirectory& provers, AuditScheduler& scheduler,
-            size_t max_leaf_bytes, int threads);
+            size_t max_leaf_bytes, int threads,
+            absl::Duration refusal_verdict_interval = absl::Seconds(1));
   Submitter(const Submitter&) = delete;
   Submitter& operator=(const Submitter&) = delete;
 
-  // Admits `envelopes` (already validated for count) and calls `done` once,
-  // from a pool thread, with one result per envelope in order. Never
-  // blocks. After Shutdown every envelope gets UNAVAILABLE.
-  void Submit(std::vector<std::string> envelopes, Done done);
+  // Admits `envelopes` (already validated for count) sent by `submitter`
+  // (the client certificate's common name, rpc::Authorizer::PeerCommonName;
+  // "" when unauthenticated) and calls `done` once, from a pool thread,
+  // with one result per envelope in order. Never blocks. After Shutdown
+  // every envelope gets UNAVAILABLE.
+  void Submit(std::vector<std::string> envelopes, std::string submitter,
+              Done done);
 
   // Refuses new work and waits for admissions in flight until `deadline`.
   absl::Status Shutdown(absl::Time deadline);
 
  private:
   struct Batch;
-  v1::SubmitResult Admit(const std::string& envelope);
+  v1::SubmitResult Admit(const std::string& envelope,
+                         const std::string& submitter);
+  // Step 2's refusal: `refusal` is the signature check's error.
+  v1::SubmitResult RefuseSignature(const std::string& envelope,
+                                   const v1::Commitment& commitment,
+                                   const absl::Status& refusal,
+                                   const std::string& submitter);
+  // Whether `submitter` may have one more refusal verdict now (and counts
+  // it).
+  bool TakeRefusalVerdict(const std::string& submitter);
   v1::SubmitResult AdmitLocked(const internal::Dbs& db,
                                const std::string& envelope,
                                const v1::Commitment& commitment,
@@ -82,6 +103,13 @@ class Submitter {
   const ProverDirectory& provers_;
   AuditScheduler& scheduler_;
   const size_t max_leaf_bytes_;
+  const absl::Duration refusal_verdict_interval_;
+
+  absl::Mutex refusals_mu_;
+  // When each submitter last got a refusal verdict (one entry per
+  // authenticated CN, so bounded by the certificates issued).
+  std::map<std::string, absl::Time> last_refusal_verdict_
+      ABSL_GUARDED_BY(refusals_mu_);
 
   absl::Mutex requests_mu_;
   std::set<std::string> busy_requests_ ABSL_GUARDED_BY(requests_mu_);

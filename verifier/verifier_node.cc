@@ -40,6 +40,15 @@ absl::Status ValidateOptions(const VerifierOptions& o) {
     }
   }
   if (o.engine == nullptr) return Invalid("engine", "null", "an engine");
+  const int64_t max_positions = o.engine->model().config().max_positions;
+  if (o.engine->max_context() < max_positions) {
+    return Invalid(
+        "engine", Cat("an engine with max_context ", o.engine->max_context()),
+        Cat("max_context >= the model's max_positions (", max_positions,
+            ") so that every commitment the model allows can be audited; "
+            "create the verifier's engine with EngineOptions.max_context = ",
+            max_positions));
+  }
   if (o.key == nullptr) return Invalid("key", "null", "a private key");
   if (o.db_dir.empty()) return Invalid("db_dir", "\"\"", "a directory");
   if (!o.model_digest.empty() && o.model_digest.size() != store::kDigestBytes) {
@@ -57,6 +66,9 @@ absl::Status ValidateOptions(const VerifierOptions& o) {
                    "> 0");
   }
   if (o.max_leaf_bytes == 0) return Invalid("max_leaf_bytes", "0", ">= 1");
+  if (o.max_evidence_bytes == 0) {
+    return Invalid("max_evidence_bytes", "0", ">= 1");
+  }
   if (absl::Status s = ValidateAuditPolicy(o.policy); !s.ok()) return s;
   return absl::OkStatus();
 }
@@ -156,7 +168,7 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
       node->dbs_, *node->submitter_, *node->authorizer_);
   node->audit_service_ = std::make_unique<AuditService>(
       node->dbs_, *node->scheduler_, *node->authorizer_, node->log_origin_,
-      num_layers);
+      num_layers, options.max_evidence_bytes);
   node->options_ = std::move(options);
   return node;
 }
@@ -173,7 +185,9 @@ std::vector<grpc::Service*> VerifierNode::services() {
 
 absl::Status VerifierNode::AddProver(const ProverRegistration& prover) {
   LP_RETURN_IF_ERROR(provers_->Add(prover));
-  if (grpc_openings_ != nullptr && !prover.opening_address.empty()) {
+  if (grpc_openings_ != nullptr) {
+    // Also without an address: its audits then stay pending, logged as the
+    // verifier's problem, rather than failing the prover.
     LP_RETURN_IF_ERROR(grpc_openings_->AddProver(
         prover.prover_id, prover.opening_address, prover.opening_tls));
   }
@@ -189,6 +203,9 @@ absl::Status VerifierNode::Shutdown(absl::Duration grace) {
   if (shut_down_) return shutdown_status_;
   shut_down_ = true;
   const absl::Time deadline = absl::Now() + grace;
+  // Audits waiting for an unreachable prover give up now (they stay
+  // pending) rather than hold the shutdown until their opening deadline.
+  if (grpc_openings_ != nullptr) grpc_openings_->StopRetrying();
   absl::Status submissions =
       submitter_ != nullptr ? submitter_->Shutdown(deadline) : absl::OkStatus();
   absl::Status audits =

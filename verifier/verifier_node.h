@@ -12,10 +12,12 @@
 //
 // Shutdown(grace) loses nothing: new submissions and audits are refused
 // (UNAVAILABLE), queued audits stay pending in the store, running ones may
-// finish until the deadline (an audit still running then is abandoned and
-// redone at the next start), and the databases close as soon as no
-// operation uses them. Serve the services from a server that is shut down
-// first (RunningServer::Shutdown), then shut the node down.
+// finish until the deadline (an audit still running then, or one waiting
+// for an unreachable prover, is abandoned and redone at the next start),
+// and the databases close as soon as no operation uses them. Mark the
+// server not serving, shut the node down (which answers the RequestAudit
+// calls waiting on it), then shut the server down, as `layerproof serve
+// verifier` does.
 //
 // Thread safety: every method is thread-safe.
 #ifndef LAYERPROOF_VERIFIER_VERIFIER_NODE_H_
@@ -57,7 +59,10 @@ struct VerifierOptions {
   // checkpoint key and the log origin).
   std::string verifier_id;
   // The engine audits re-execute on (its model and executor); must outlive
-  // the node. Required. cli/engine_setup.h LoadEngine builds one.
+  // the node. Required, with max_context() >= the model's max_positions
+  // (EngineOptions.max_context = max_positions) so that every commitment
+  // the model allows can be audited. cli/engine_setup.h LoadEngine builds
+  // one.
   const kernels::model::Engine* engine = nullptr;
   // The 32-byte digest of the engine's model; empty: the model's own
   // (engine->model().digest().root).
@@ -79,6 +84,11 @@ struct VerifierOptions {
   absl::Duration opening_timeout = absl::Seconds(30);
   // Largest envelope the log accepts.
   size_t max_leaf_bytes = 1 << 20;
+  // Largest EvidenceBundle GetEvidence returns (RESOURCE_EXHAUSTED naming
+  // the size beyond it); below the server's send limit
+  // (rpc::ServerConfig.max_send_message_bytes, 64 MiB by default), which a
+  // larger bundle would fail inside gRPC. >= 1.
+  size_t max_evidence_bytes = size_t{60} << 20;
   // Client certificate roles; with `insecure` every role check passes.
   rpc::RoleMap roles;
   bool insecure = false;
@@ -102,8 +112,9 @@ struct VerifierCounters {
 class VerifierNode {
  public:
   // Opens the databases, registers the provers, catches the index up and
-  // resumes pending audits. InvalidArgument naming a bad option; database
-  // errors name the directory.
+  // resumes pending audits. InvalidArgument naming a bad option (among
+  // them an engine whose max_context is below the model's max_positions);
+  // database errors name the directory.
   static absl::StatusOr<std::unique_ptr<VerifierNode>> Create(
       VerifierOptions options);
   // Shuts down (zero grace) if not yet, then waits for abandoned audits.

@@ -57,6 +57,12 @@ class ProverFaults {
   // model digest, or replay an older commitment's fields under this
   // request's id).
   virtual void TamperCommitment(v1::Commitment& /*commitment*/) {}
+  // May change the signed envelope of a commitment just after signing
+  // (e.g. corrupt a signature byte or its keyid, so that the prover itself
+  // submits a forged signature). The journal, the log submission and the
+  // response carry the tampered bytes; the bytes are re-serialised only
+  // when the hook changed the message.
+  virtual void TamperEnvelope(v1::Envelope& /*envelope*/) {}
   // Whether Opening.Open should never answer (it waits until the call is
   // cancelled or its deadline passes).
   virtual bool StallOpenings() { return false; }

@@ -35,14 +35,14 @@ struct TlsOptions {
   bool insecure = false;
   // This side's certificate chain and private key, PEM. Required for a
   // server; optional for a client (then no client certificate is sent).
-  std::string cert_file;
-  std::string key_file;
+  std::string cert_file{};
+  std::string key_file{};
   // Server: the CA that signs client certificates; set, clients must
   // present one (mTLS). Client: the CA that signs the server's certificate.
-  std::string ca_file;
+  std::string ca_file{};
   // Client only: the name to verify the server's certificate against
   // instead of the address's host (e.g. "localhost" for 127.0.0.1).
-  std::string server_name_override;
+  std::string server_name_override{};
 };
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(

@@ -123,8 +123,12 @@ void Cluster::StartVerifier(const VerifierSetup& setup) {
 }
 
 void Cluster::StopVerifier() {
+  // As `layerproof serve verifier` does: the node, then the server.
+  if (verifier_server_) verifier_server_->MarkNotServing();
+  if (verifier_) {
+    EXPECT_TRUE(verifier_->Shutdown(absl::Seconds(20)).ok());
+  }
   if (verifier_server_) verifier_server_->Shutdown(std::chrono::seconds(5));
-  if (verifier_) EXPECT_TRUE(verifier_->Shutdown(absl::Seconds(20)).ok());
   verifier_server_.reset();
   verifier_.reset();
 }

@@ -41,6 +41,13 @@
 
 namespace layerproof::integration {
 
+// Plaintext: the default of every node and client here.
+inline rpc::TlsOptions Insecure() {
+  rpc::TlsOptions tls;
+  tls.insecure = true;
+  return tls;
+}
+
 // A synthetic model directory, removed with the object.
 struct ModelDir {
   ModelDir(const std::string& preset, uint64_t seed);
@@ -55,27 +62,27 @@ struct VerifierSetup {
   int audit_threads = 2;
   // TLS: the server side (cert, key, client CA), the outbound side toward
   // provers, and the roles; insecure by default.
-  rpc::TlsOptions server_tls{.insecure = true};
-  rpc::TlsOptions client_tls{.insecure = true};
-  rpc::RoleMap roles;
+  rpc::TlsOptions server_tls = Insecure();
+  rpc::TlsOptions client_tls = Insecure();
+  rpc::RoleMap roles{};
 };
 
 struct ProverSetup {
   std::string prover_id = "prover-1";
   // Serve this model instead of the cluster's (model substitution).
   const kernels::model::Model* model = nullptr;
-  std::shared_ptr<prover::ProverFaults> faults;
+  std::shared_ptr<prover::ProverFaults> faults{};
   // Sign with a key the verifier does not know.
   bool foreign_key = false;
   // Do not register the prover with the verifier.
   bool register_with_verifier = true;
   // Reuse this journal dir and port (a restart); empty / 0: fresh.
-  std::string journal_dir;
+  std::string journal_dir{};
   int port = 0;
   absl::Duration receipt_wait = absl::Milliseconds(3000);
-  rpc::TlsOptions server_tls{.insecure = true};
-  rpc::TlsOptions client_tls{.insecure = true};
-  rpc::RoleMap roles;
+  rpc::TlsOptions server_tls = Insecure();
+  rpc::TlsOptions client_tls = Insecure();
+  rpc::RoleMap roles{};
 };
 
 struct RunningProver {
@@ -126,14 +133,13 @@ class Cluster {
 
   // Stubs over insecure channels (or `tls`).
   std::unique_ptr<v1::Inference::Stub> InferenceStub(
-      const RunningProver& p, const rpc::TlsOptions& tls = {.insecure = true});
-  std::unique_ptr<v1::Opening::Stub> OpeningStub(const RunningProver& p,
-                                                 const rpc::TlsOptions& tls = {
-                                                     .insecure = true});
-  std::unique_ptr<v1::Log::Stub> LogStub(const rpc::TlsOptions& tls = {
-                                             .insecure = true});
-  std::unique_ptr<v1::Audit::Stub> AuditStub(const rpc::TlsOptions& tls = {
-                                                 .insecure = true});
+      const RunningProver& p, const rpc::TlsOptions& tls = Insecure());
+  std::unique_ptr<v1::Opening::Stub> OpeningStub(
+      const RunningProver& p, const rpc::TlsOptions& tls = Insecure());
+  std::unique_ptr<v1::Log::Stub> LogStub(
+      const rpc::TlsOptions& tls = Insecure());
+  std::unique_ptr<v1::Audit::Stub> AuditStub(
+      const rpc::TlsOptions& tls = Insecure());
 
   // One Generate call with `prompt` ids; checks what a client checks on
   // the response (envelope parses, token digests under the salt, a seed
@@ -165,7 +171,7 @@ class Cluster {
   int verifier_port_ = 0;
   std::vector<std::unique_ptr<RunningProver>> provers_;
   int next_journal_ = 0;
-  rpc::TlsOptions query_tls_{.insecure = true};
+  rpc::TlsOptions query_tls_ = Insecure();
 };
 
 // Polls until the verifier has logged `n` audit verdicts since its start

@@ -3,11 +3,8 @@
 // pending commitment; a prover restarted between commit and opening still
 // serves the opening correctly from its journal.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
@@ -17,70 +14,10 @@
 
 #include "store/merkle.h"
 #include "tests/integration/cluster.h"
+#include "tests/integration/node_process.h"
 
 namespace layerproof::integration {
 namespace {
-
-// A port that was free a moment ago (the verifier must be restarted on the
-// same one, so it cannot be 0).
-int ReservePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// `layerproof serve verifier` as a child process.
-class VerifierProcess {
- public:
-  explicit VerifierProcess(std::vector<std::string> args)
-      : args_(std::move(args)) {
-    // argv is built before fork: the child of a threaded process may only
-    // make async-signal-safe calls before exec.
-    std::vector<char*> argv = {binary_.data()};
-    for (std::string& a : args_) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    int out[2];
-    EXPECT_EQ(pipe(out), 0);
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(out[1], STDOUT_FILENO);
-      close(out[0]);
-      execv(binary_.c_str(), argv.data());
-      _exit(127);
-    }
-    close(out[1]);
-    // Wait for the "listening" line.
-    std::string line;
-    char c;
-    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-    close(out[0]);
-    EXPECT_NE(line.find("\"event\":\"listening\""), std::string::npos)
-        << "verifier said: " << line;
-  }
-  void Kill(int sig) {
-    if (pid_ <= 0) return;
-    kill(pid_, sig);
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    exit_status_ = status;
-    pid_ = -1;
-  }
-  int exit_status() const { return exit_status_; }
-  ~VerifierProcess() { Kill(SIGKILL); }
-
- private:
-  std::string binary_ = LP_LAYERPROOF_BINARY;
-  std::vector<std::string> args_;
-  pid_t pid_ = -1;
-  int exit_status_ = 0;
-};
 
 TEST(Restart, VerifierKilledUnderLoadLosesNothing) {
   Cluster cluster;
@@ -108,9 +45,9 @@ TEST(Restart, VerifierKilledUnderLoadLosesNothing) {
       "--db",         cluster.root() + "/verifier-db",
       "--listen",     "127.0.0.1:" + std::to_string(port),
       "--provers",    registry,
-      "--audit-rate", "0.5",
+      "--audit-rate", "1",
       "--insecure"};
-  auto verifier = std::make_unique<VerifierProcess>(args);
+  auto verifier = std::make_unique<NodeProcess>(args);
 
   // Load: 4 clients until told to stop.
   std::atomic<bool> stop{false};
@@ -157,7 +94,7 @@ TEST(Restart, VerifierKilledUnderLoadLosesNothing) {
         return responses.size() >= during + 8;
       },
       absl::Seconds(60)));
-  verifier = std::make_unique<VerifierProcess>(args);
+  verifier = std::make_unique<NodeProcess>(args);
   ASSERT_TRUE(
       wait_until([&] { return acknowledged >= 40; }, absl::Seconds(60)));
   stop = true;
@@ -187,6 +124,14 @@ TEST(Restart, VerifierKilledUnderLoadLosesNothing) {
     }
   }
   EXPECT_GE(promised, 8);
+  // Every commitment is audited exactly once, including those whose audit
+  // was drawn, or not yet drawn, when the verifier was killed.
+  for (const v1::GenerateResponse& r : responses) {
+    const std::vector<v1::Verdict> verdicts =
+        cluster.WaitForVerdicts(r.request_id(), absl::Seconds(60));
+    ASSERT_EQ(verdicts.size(), 1u);
+    EXPECT_EQ(verdicts[0].outcome(), v1::PASS) << verdicts[0].detail();
+  }
   verifier->Kill(SIGTERM);
   EXPECT_TRUE(WIFEXITED(verifier->exit_status()));
   EXPECT_EQ(WEXITSTATUS(verifier->exit_status()), 0);
@@ -237,6 +182,40 @@ TEST(Restart, ProverRestartedBetweenCommitAndOpeningStillOpens) {
       ASSERT_TRUE(verdict.ok());
       EXPECT_EQ(verdict->outcome(), v1::PASS) << verdict->detail();
     }
+  }
+}
+
+TEST(Restart, AuditsDrawnWhileTheProverRestartsStillPass) {
+  // Every commitment is audited at once (rate 1), and the prover goes down
+  // right after serving: audits drawn while it is away must wait for it
+  // (the verifier retries an unreachable prover until the opening
+  // deadline) rather than fail an honest prover.
+  Cluster cluster;
+  cluster.StartVerifier(
+      VerifierSetup{.policy = {1.0, 2}, .opening_timeout = absl::Seconds(20)});
+  RunningProver& first = cluster.StartProver();
+  const int32_t vocab =
+      static_cast<int32_t>(cluster.model().config().vocab_size);
+  auto stub = cluster.InferenceStub(first);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 6; ++i) {
+    v1::SamplingParams greedy;
+    greedy.set_top_p(1.0f);
+    auto r =
+        cluster.Generate(*stub, RandomPrompt(50 + i, vocab, 10), 4, greedy);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ids.push_back(r->response.request_id());
+  }
+  const std::string journal = first.journal_dir;
+  const int port = first.server->port();
+  first.Stop();
+  absl::SleepFor(absl::Milliseconds(300));  // the prover stays away a while
+  cluster.StartProver({.journal_dir = journal, .port = port});
+  for (const std::string& id : ids) {
+    const std::vector<v1::Verdict> verdicts =
+        cluster.WaitForVerdicts(id, absl::Seconds(60));
+    ASSERT_EQ(verdicts.size(), 1u);
+    EXPECT_EQ(verdicts[0].outcome(), v1::PASS) << verdicts[0].detail();
   }
 }
 

@@ -16,6 +16,7 @@ using rpc::fixture::TestCerts;
 rpc::RoleMap Roles() {
   rpc::RoleMap roles;
   roles.Grant("prover-1", rpc::Role::kProver);
+  roles.Grant("prover-2", rpc::Role::kProver);
   roles.Grant("verifier-1", rpc::Role::kAuditor);
   roles.Grant("auditor-1", rpc::Role::kAuditor);
   return roles;
@@ -125,6 +126,66 @@ TEST_F(SecureCluster, RequestAuditAndEvidenceNeedTheAuditorRole) {
   EXPECT_TRUE(
       audit->GetEvidence(&evidence_context, evidence_request, &bundle).ok());
   EXPECT_EQ(bundle.commitment_envelope(), r.commitment_envelope());
+}
+
+// Signs with its own key corrupted: the key id is the registered one, the
+// signature is not a signature.
+struct ForgedSignatureFaults : prover::ProverFaults {
+  void TamperEnvelope(v1::Envelope& envelope) override {
+    std::string sig = envelope.signatures(0).sig();
+    sig[0] ^= 1;
+    envelope.mutable_signatures(0)->set_sig(sig);
+  }
+};
+
+// A second prover, prover-2 (its certificate's name), with `setup`'s
+// faults or key.
+RunningProver& StartSecondProver(Cluster& cluster, ProverSetup setup) {
+  const TestCerts& certs = TestCerts::Get();
+  setup.prover_id = "prover-2";
+  setup.receipt_wait = absl::Milliseconds(500);
+  setup.server_tls = certs.Server(true);
+  setup.client_tls = certs.Client("prover-2");
+  setup.roles = Roles();
+  return cluster.StartProver(setup);
+}
+
+// Requests on `prover` must each end in one FAIL_SIGNATURE verdict that
+// blames prover-2, the authenticated submitter, and nothing it signed may
+// be logged.
+void ExpectRefusalVerdicts(Cluster& cluster, RunningProver& prover) {
+  auto stub =
+      cluster.InferenceStub(prover, TestCerts::Get().Client("stranger"));
+  v1::SamplingParams greedy;
+  greedy.set_top_p(1.0f);
+  v1::GenerateRequest request;
+  request.mutable_token_ids()->add_ids(5);
+  request.mutable_token_ids()->add_ids(6);
+  *request.mutable_sampling() = greedy;
+  request.set_max_tokens(3);
+  v1::GenerateResponse response;
+  grpc::ClientContext context;
+  ASSERT_TRUE(stub->Generate(&context, request, &response).ok());
+  const std::vector<v1::Verdict> verdicts =
+      cluster.WaitForVerdicts(response.request_id(), absl::Seconds(30));
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts[0].outcome(), v1::FAIL_SIGNATURE);
+  EXPECT_FALSE(verdicts[0].has_commitment_leaf_index());
+  EXPECT_EQ(verdicts[0].refused_submitter(), "prover-2");
+  // The log holds the verdict only.
+  EXPECT_EQ(cluster.LatestCheckpoint().size, 1u);
+}
+
+TEST_F(SecureCluster, ForeignKeyGetsASignatureVerdictAgainstTheSubmitter) {
+  ExpectRefusalVerdicts(cluster_,
+                        StartSecondProver(cluster_, {.foreign_key = true}));
+}
+
+TEST_F(SecureCluster, ForgedSignatureGetsASignatureVerdictAgainstTheSubmitter) {
+  ExpectRefusalVerdicts(
+      cluster_,
+      StartSecondProver(cluster_,
+                        {.faults = std::make_shared<ForgedSignatureFaults>()}));
 }
 
 TEST_F(SecureCluster, OpeningNeedsTheAuditorRole) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kernels/dispatch.h"
 #include "kernels/golden.h"
 #include "kernels/model/executor.h"
@@ -141,6 +143,9 @@ TEST_F(CommitmentBuilderTest, BuildCommitmentFillsEveryFieldValidly) {
   in.client_nonce = "nonce";
   in.created_at_unix_nanos = UnixNanosNow();
   in.finish_reason = v1::FINISH_REASON_MAX_TOKENS;
+  in.max_new_tokens = 2;
+  in.ignore_eos = false;
+  in.max_context = engine_->max_context();
   const v1::Commitment commitment = BuildCommitment(in);
   EXPECT_TRUE(store::ValidateCommitment(commitment).ok())
       << store::ValidateCommitment(commitment);
@@ -160,6 +165,89 @@ TEST_F(CommitmentBuilderTest, BuildCommitmentFillsEveryFieldValidly) {
   EXPECT_EQ(commitment.num_layers(), uint32_t(c.num_layers));
   EXPECT_EQ(commitment.hidden_size(), uint32_t(c.hidden_size));
   EXPECT_EQ(commitment.client_nonce(), "nonce");
+  EXPECT_EQ(commitment.max_new_tokens(), 2u);
+  EXPECT_FALSE(commitment.ignore_eos());
+  EXPECT_EQ(commitment.max_context(), uint32_t(engine_->max_context()));
+}
+
+// Regression: the commitment left the stop rule out (max_new_tokens,
+// stop_token_ids, ignore_eos, max_context were unset), so it no longer
+// validated and an audit could not check where generation had to stop.
+// The committed rule is the one the engine applied: it accepts what the
+// engine served, and refuses the same output cut short or run past a stop.
+TEST_F(CommitmentBuilderTest, CommitmentCommitsTheStopRuleTheEngineApplied) {
+  const model::ModelConfig& c = synth_->model->config();
+  ASSERT_FALSE(c.eos_token_ids.empty());
+  const std::vector<int32_t> prompt = {1, 17, 42, 99, 3};
+  // Greedy, 8 tokens: the stop id is the 3rd token served without one.
+  model::GenerationRequest free_run;
+  free_run.prompt = prompt;
+  free_run.max_new_tokens = 8;
+  free_run.ignore_eos = true;
+  auto unstopped = engine_->Generate(free_run);
+  ASSERT_TRUE(unstopped.ok());
+  ASSERT_EQ(unstopped->output.size(), 8u);
+  const int32_t stop_id = unstopped->output[2];
+  ASSERT_EQ(std::count(unstopped->output.begin(), unstopped->output.begin() + 2,
+                       stop_id),
+            0);
+
+  struct Case {
+    std::vector<int32_t> stops;
+    bool ignore_eos;
+    std::vector<int32_t> want_committed;
+  };
+  const std::vector<Case> cases = {
+      {{stop_id}, false, {stop_id}},
+      {{}, false, c.eos_token_ids},  // no stop ids: the model's eos ids
+      {{stop_id}, true, {stop_id}},  // ignored, but still committed
+  };
+  for (const Case& k : cases) {
+    model::GenerationRequest r = free_run;
+    r.stop_tokens = k.stops;
+    r.ignore_eos = k.ignore_eos;
+    auto f = engine_->Generate(r);
+    ASSERT_TRUE(f.ok());
+    auto secrets = NewRequestSecrets();
+    ASSERT_TRUE(secrets.ok());
+    CommitmentInputs in;
+    in.model = synth_->model.get();
+    in.prover_id = "prover-test";
+    in.secrets = *secrets;
+    in.prompt = prompt;
+    in.output = f->output;
+    in.sampling.set_top_p(1);
+    in.layer_hashes.assign(c.num_layers + 1, std::string(32, 'h'));
+    in.created_at_unix_nanos = UnixNanosNow();
+    in.finish_reason = ToProtoFinishReason(f->finish);
+    in.max_new_tokens = 8;
+    in.request_stop_token_ids = k.stops;
+    in.ignore_eos = k.ignore_eos;
+    in.max_context = engine_->max_context();
+    const v1::Commitment commitment = BuildCommitment(in);
+    ASSERT_TRUE(store::ValidateCommitment(commitment).ok())
+        << store::ValidateCommitment(commitment);
+    EXPECT_EQ(std::vector<int32_t>(commitment.stop_token_ids().begin(),
+                                   commitment.stop_token_ids().end()),
+              k.want_committed);
+    EXPECT_EQ(commitment.ignore_eos(), k.ignore_eos);
+    EXPECT_EQ(commitment.max_new_tokens(), 8u);
+    EXPECT_EQ(commitment.max_context(), uint32_t(engine_->max_context()));
+    size_t allowed = 0;
+    EXPECT_TRUE(store::CheckStopRule(commitment, f->output, &allowed).ok())
+        << store::CheckStopRule(commitment, f->output, &allowed);
+    if (!k.stops.empty() && !k.ignore_eos) {
+      EXPECT_EQ(f->output.size(), 3u);
+      EXPECT_EQ(commitment.finish_reason(), v1::FINISH_REASON_STOP);
+      // The unstopped output under the same rule ran past the stop id.
+      v1::Commitment longer = commitment;
+      longer.set_output_tokens(8);
+      longer.set_finish_reason(v1::FINISH_REASON_MAX_TOKENS);
+      EXPECT_FALSE(
+          store::CheckStopRule(longer, unstopped->output, &allowed).ok());
+      EXPECT_EQ(allowed, 3u);
+    }
+  }
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
 // ProverJournal: round trips, the pending index across a reopen, inclusion
-// and refusal marks, and the retention sweep by time.
+// and refusal marks, and the retention sweep by time, which keeps entries
+// still pending submission.
 #include "prover/journal.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/store/temp_dir.h"
 
@@ -87,7 +90,7 @@ TEST(JournalTest, ReopenKeepsEntriesAndPendingQueue) {
             absl::StatusCode::kNotFound);
 }
 
-TEST(JournalTest, SweepDeletesOnlyEntriesOlderThanTheCutoff) {
+TEST(JournalTest, SweepDeletesOnlyLoggedEntriesOlderThanTheCutoff) {
   store::fixture::TempDir dir("lp_journal");
   auto journal = ProverJournal::Open(dir.path());
   ASSERT_TRUE(journal.ok()) << journal.status();
@@ -95,20 +98,66 @@ TEST(JournalTest, SweepDeletesOnlyEntriesOlderThanTheCutoff) {
   ASSERT_TRUE((*journal)->Put(Entry('c', 3000)).ok());
   ASSERT_TRUE((*journal)->Put(Entry('a', 1000)).ok());
   ASSERT_TRUE((*journal)->Put(Entry('b', 2000)).ok());
-  auto deleted = (*journal)->DeleteOlderThan(2500);
-  ASSERT_TRUE(deleted.ok()) << deleted.status();
-  EXPECT_EQ(*deleted, 2u);
+  v1::LogInclusion inclusion;
+  inclusion.set_leaf_index(0);
+  inclusion.set_tree_size(1);
+  ASSERT_TRUE((*journal)->SetInclusion(std::string(16, 'a'), inclusion).ok());
+  ASSERT_TRUE((*journal)->MarkRefused(std::string(16, 'b'), 7, "no").ok());
+  ASSERT_TRUE((*journal)->SetInclusion(std::string(16, 'c'), inclusion).ok());
+  auto swept = (*journal)->DeleteOlderThan(2500);
+  ASSERT_TRUE(swept.ok()) << swept.status();
+  EXPECT_EQ(swept->deleted, 2u);
+  EXPECT_EQ(swept->pending_kept, 0u);
   EXPECT_EQ((*journal)->Get(std::string(16, 'a')).status().code(),
             absl::StatusCode::kNotFound);
   EXPECT_EQ((*journal)->Get(std::string(16, 'b')).status().code(),
             absl::StatusCode::kNotFound);
   EXPECT_TRUE((*journal)->Get(std::string(16, 'c')).ok());
-  auto pending = (*journal)->Pending();
-  ASSERT_TRUE(pending.ok());
-  EXPECT_EQ(Ids(*pending), std::vector<std::string>{std::string(16, 'c')});
   auto again = (*journal)->DeleteOlderThan(2500);
   ASSERT_TRUE(again.ok());
-  EXPECT_EQ(*again, 0u);
+  EXPECT_EQ(again->deleted, 0u);
+}
+
+// Regression: the sweep deleted every entry older than the cutoff, also
+// those the log had not yet acknowledged, so a commitment journaled while
+// the log was down for longer than the retention was never submitted.
+TEST(JournalTest, SweepKeepsEntriesPendingSubmission) {
+  store::fixture::TempDir dir("lp_journal");
+  auto journal = ProverJournal::Open(dir.path());
+  ASSERT_TRUE(journal.ok()) << journal.status();
+  const std::vector<std::pair<char, int64_t>> entries = {
+      {'a', 1000}, {'b', 1500}, {'c', 2000}};
+  for (const auto& [id, t] : entries) {
+    ASSERT_TRUE((*journal)->Put(Entry(id, t)).ok());
+  }
+  v1::LogInclusion inclusion;
+  inclusion.set_leaf_index(0);
+  inclusion.set_tree_size(1);
+  ASSERT_TRUE((*journal)->SetInclusion(std::string(16, 'b'), inclusion).ok());
+  // a and c are pending; all three are older than the cutoff.
+  auto swept = (*journal)->DeleteOlderThan(2500);
+  ASSERT_TRUE(swept.ok()) << swept.status();
+  EXPECT_EQ(swept->deleted, 1u);
+  EXPECT_EQ(swept->pending_kept, 2u);
+  EXPECT_EQ(swept->oldest_pending_unix_nanos, 1000);
+  EXPECT_TRUE((*journal)->Get(std::string(16, 'a')).ok());
+  EXPECT_EQ((*journal)->Get(std::string(16, 'b')).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_TRUE((*journal)->Get(std::string(16, 'c')).ok());
+  auto pending = (*journal)->Pending();
+  ASSERT_TRUE(pending.ok());
+  EXPECT_EQ(Ids(*pending), (std::vector<std::string>{std::string(16, 'a'),
+                                                     std::string(16, 'c')}));
+  // Once logged (or refused), the next sweep deletes them.
+  ASSERT_TRUE((*journal)->SetInclusion(std::string(16, 'a'), inclusion).ok());
+  ASSERT_TRUE((*journal)->MarkRefused(std::string(16, 'c'), 7, "no").ok());
+  auto later = (*journal)->DeleteOlderThan(2500);
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_EQ(later->deleted, 2u);
+  EXPECT_EQ(later->pending_kept, 0u);
+  EXPECT_EQ(later->oldest_pending_unix_nanos, 0);
+  EXPECT_EQ((*journal)->Get(std::string(16, 'a')).status().code(),
+            absl::StatusCode::kNotFound);
 }
 
 }  // namespace

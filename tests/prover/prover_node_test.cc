@@ -1,17 +1,21 @@
 // ProverNode end to end over gRPC on 127.0.0.1, with an in-process fake Log
 // service (a MemoryLog behind store::SubmitEnvelope): generation equals the
 // engine's, receipts verify, promises stand in while the log is down and
-// are redeemed once it is up (also after a restart), and openings hash to
-// the committed layer hashes.
+// are redeemed once it is up (also after a restart), openings hash to the
+// committed layer hashes (also after Shutdown), commitments carry the stop
+// rule, the sweep keeps what is pending, a slow log does not hold receipts,
+// and concurrent requests share engine steps.
 #include "prover/prover_node.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <map>
 #include <thread>
 
+#include "absl/synchronization/notification.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -48,6 +52,12 @@ class FakeLog final : public v1::Log::CallbackService {
   grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
                                    const v1::SubmitRequest* request,
                                    v1::SubmitResponse* response) override {
+    {
+      // A slow log: hold the call for submit_delay, or until released.
+      absl::MutexLock lock(&block_mu_);
+      ++submit_started_;
+      block_mu_.AwaitWithTimeout(absl::Condition(&released_), submit_delay_);
+    }
     absl::MutexLock lock(&mu_);
     ++submit_calls_;
     std::vector<uint64_t> indices;
@@ -87,8 +97,27 @@ class FakeLog final : public v1::Log::CallbackService {
     absl::MutexLock lock(&mu_);
     return submit_calls_;
   }
+  // Submit calls that arrived (answered or still held).
+  int submit_started() const {
+    absl::MutexLock lock(&block_mu_);
+    return submit_started_;
+  }
+  // Every Submit waits `delay` (or until Release) before answering.
+  void set_submit_delay(absl::Duration delay) {
+    absl::MutexLock lock(&block_mu_);
+    submit_delay_ = delay;
+  }
+  void Release() {
+    absl::MutexLock lock(&block_mu_);
+    released_ = true;
+  }
 
  private:
+  mutable absl::Mutex block_mu_;
+  absl::Duration submit_delay_ ABSL_GUARDED_BY(block_mu_) =
+      absl::ZeroDuration();
+  bool released_ ABSL_GUARDED_BY(block_mu_) = false;
+  int submit_started_ ABSL_GUARDED_BY(block_mu_) = 0;
   store::KeyRing keys_;
   std::unique_ptr<store::Log> log_;
   mutable absl::Mutex mu_;
@@ -134,7 +163,10 @@ class ProverNodeTest : public ::testing::Test {
     signer_ = std::make_shared<store::CheckpointSigner>(*std::move(signer));
   }
 
-  void TearDown() override { (void)StopProver(); }
+  void TearDown() override {
+    if (fake_log_) fake_log_->Release();
+    (void)StopProver();
+  }
 
   // Starts the fake log on `port` (0: any); returns its port.
   // `accept_prover`: false registers no prover key, so the log refuses
@@ -170,6 +202,7 @@ class ProverNodeTest : public ::testing::Test {
     o.max_opening_bytes = 16 << 10;
     o.insecure = true;
     o.faults = std::move(faults);
+    if (tweak_options_) tweak_options_(o);
     auto node = ProverNode::Create(std::move(o));
     ASSERT_TRUE(node.ok()) << node.status();
     node_ = *std::move(node);
@@ -256,6 +289,8 @@ class ProverNodeTest : public ::testing::Test {
   std::unique_ptr<rpc::RunningServer> prover_server_;
   std::unique_ptr<v1::Inference::Stub> inference_;
   std::unique_ptr<v1::Opening::Stub> opening_;
+  // Applied to the options of every StartProver.
+  std::function<void(ProverOptions&)> tweak_options_;
 };
 
 model::testing::SynthModel* ProverNodeTest::synth_ = nullptr;
@@ -578,6 +613,247 @@ TEST_F(ProverNodeTest, RefusedCommitmentIsJournaledAndNotRetried) {
   StartProver(port, absl::Seconds(10));
   EXPECT_EQ(node_->pending_submissions(), 0u);
   EXPECT_EQ(fake_log_->submit_calls(), 1);
+}
+
+// Regression: the commitment did not carry the stop rule, so it no longer
+// validated and an audit could not check where generation had to stop.
+// It now commits the rule the engine applied: max_new_tokens, the
+// effective stop ids (the request's, else the model's eos ids), ignore_eos
+// and the engine's max_context.
+TEST_F(ProverNodeTest, CommitmentCarriesTheEngineStopRule) {
+  const int port = StartLog();
+  StartProver(port, absl::Seconds(10));
+  v1::ModelInfoResponse info;
+  {
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(inference_->ModelInfo(&ctx, {}, &info).ok());
+  }
+  const std::vector<int32_t>& eos = synth_->model->config().eos_token_ids;
+  ASSERT_FALSE(eos.empty());
+
+  // No stop ids named: the model's eos ids are committed (and ignored).
+  v1::GenerateResponse response;
+  ASSERT_TRUE(Generate(Request(), &response).ok());
+  v1::Commitment c = CommitmentOf(response);
+  EXPECT_TRUE(store::ValidateCommitment(c).ok())
+      << store::ValidateCommitment(c);
+  EXPECT_EQ(c.max_new_tokens(), 6u);
+  EXPECT_TRUE(c.ignore_eos());
+  EXPECT_EQ(std::vector<int32_t>(c.stop_token_ids().begin(),
+                                 c.stop_token_ids().end()),
+            eos);
+  EXPECT_EQ(c.max_context(), info.max_context());
+  EXPECT_GT(c.max_context(), 0u);
+  const std::vector<int32_t> first(response.output_token_ids().begin(),
+                                   response.output_token_ids().end());
+  size_t allowed = 0;
+  EXPECT_TRUE(store::CheckStopRule(c, first, &allowed).ok());
+
+  // A greedy run of 8 tokens; then the same with a stop id first seen at
+  // position j: generation stops there, with STOP, and the rule checks.
+  v1::GenerateRequest greedy = Request();
+  greedy.clear_sampling();
+  greedy.clear_seed();
+  greedy.set_max_tokens(8);
+  ASSERT_TRUE(Generate(greedy, &response).ok());
+  const std::vector<int32_t> run(response.output_token_ids().begin(),
+                                 response.output_token_ids().end());
+  ASSERT_EQ(run.size(), 8u);
+  size_t j = 1;
+  while (j < run.size() &&
+         std::find(run.begin(), run.begin() + j, run[j]) != run.begin() + j) {
+    ++j;
+  }
+  ASSERT_LT(j, run.size()) << "no token that is new after the first";
+  greedy.set_ignore_eos(false);
+  greedy.add_stop_token_ids(run[j]);
+  ASSERT_TRUE(Generate(greedy, &response).ok());
+  c = CommitmentOf(response);
+  const std::vector<int32_t> stopped(response.output_token_ids().begin(),
+                                     response.output_token_ids().end());
+  EXPECT_EQ(stopped, std::vector<int32_t>(run.begin(), run.begin() + j + 1));
+  EXPECT_EQ(c.finish_reason(), v1::FINISH_REASON_STOP);
+  EXPECT_EQ(std::vector<int32_t>(c.stop_token_ids().begin(),
+                                 c.stop_token_ids().end()),
+            std::vector<int32_t>{run[j]});
+  EXPECT_FALSE(c.ignore_eos());
+  EXPECT_EQ(c.max_new_tokens(), 8u);
+  EXPECT_TRUE(store::CheckStopRule(c, stopped, &allowed).ok())
+      << store::CheckStopRule(c, stopped, &allowed);
+}
+
+// Regression: the retention sweep (also the one at start, before the
+// re-queue) deleted commitments the log had not yet acknowledged, so a log
+// down for longer than the retention lost them for good.
+TEST_F(ProverNodeTest, SweepNeverDeletesCommitmentsPendingSubmission) {
+  tweak_options_ = [](ProverOptions& o) {
+    o.retention = absl::Milliseconds(1);
+  };
+  const int port = StartLog();
+  StopLog();
+  StartProver(port, absl::Milliseconds(200));
+  v1::GenerateResponse response;
+  ASSERT_TRUE(Generate(Request(), &response).ok());
+  ASSERT_TRUE(response.receipt().has_promise_envelope());
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto swept = node_->SweepJournal();
+  ASSERT_TRUE(swept.ok()) << swept.status();
+  EXPECT_EQ(swept->deleted, 0u);
+  EXPECT_EQ(swept->pending_kept, 1u);
+  EXPECT_GT(swept->oldest_pending_unix_nanos, 0);
+
+  // The restart sweeps again before it re-queues: still kept, and logged.
+  EXPECT_EQ(StopProver(absl::Milliseconds(300)).code(),
+            absl::StatusCode::kDeadlineExceeded);
+  StartLog(port);
+  StartProver(port, absl::Milliseconds(200));
+  v1::GetCommitmentRequest get;
+  get.set_request_id(response.request_id());
+  v1::GetCommitmentResponse got;
+  ASSERT_TRUE(PollUntil([&] {
+    grpc::ClientContext ctx;
+    return opening_->GetCommitment(&ctx, get, &got).ok() && got.has_inclusion();
+  }));
+  EXPECT_EQ(got.commitment_envelope(), response.commitment_envelope());
+  EXPECT_EQ(fake_log_->size(), 1u);
+  ASSERT_TRUE(PollUntil([&] { return node_->pending_submissions() == 0; }));
+
+  // Logged now, and past the retention: the next sweep deletes it.
+  swept = node_->SweepJournal();
+  ASSERT_TRUE(swept.ok()) << swept.status();
+  EXPECT_EQ(swept->deleted, 1u);
+  EXPECT_EQ(swept->pending_kept, 0u);
+  grpc::ClientContext ctx;
+  EXPECT_EQ(opening_->GetCommitment(&ctx, get, &got).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+// Regression: the receipt wait expired only between Log.Submit calls, so a
+// Submit in flight (up to rpc_timeout, 10 s) held every Generate past its
+// receipt wait. A log that holds Submit for 3 s must not delay a promise
+// due after 300 ms.
+TEST_F(ProverNodeTest, ReceiptWaitHoldsWhileSubmitIsInFlight) {
+  const int port = StartLog();
+  fake_log_->set_submit_delay(absl::Seconds(3));
+  StartProver(port, absl::Milliseconds(300));
+  v1::GenerateResponse response;
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(Generate(Request(), &response).ok());
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_LT(took, absl::Seconds(2));
+  EXPECT_GE(took, absl::Milliseconds(300));
+  ASSERT_TRUE(response.receipt().has_promise_envelope());
+  // The Submit was in flight, and still is.
+  EXPECT_EQ(fake_log_->submit_started(), 1);
+  EXPECT_EQ(fake_log_->submit_calls(), 0);
+  EXPECT_EQ(node_->pending_submissions(), 1u);
+  // Once the log answers, the commitment is logged.
+  fake_log_->Release();
+  ASSERT_TRUE(PollUntil([&] { return node_->pending_submissions() == 0; }));
+  EXPECT_EQ(fake_log_->size(), 1u);
+}
+
+// Regression: Shutdown stopped the opening pool and closed the journal, so
+// an auditor opening the last commitments during a shutdown got
+// UNAVAILABLE although the server still ran.
+TEST_F(ProverNodeTest, OpeningStillWorksAfterShutdown) {
+  const int port = StartLog();
+  StartProver(port, absl::Seconds(10));
+  v1::GenerateResponse response;
+  ASSERT_TRUE(Generate(Request(), &response).ok());
+  const v1::Commitment c = CommitmentOf(response);
+  ASSERT_TRUE(node_->Shutdown(absl::Now() + absl::Seconds(2)).ok());
+
+  const std::map<uint32_t, bool> expected = {{0, true}, {2, true}, {4, true}};
+  EXPECT_EQ(OpenedLayersMatch(*opening_, response, c, {0, 2, 4}), expected);
+  v1::GetCommitmentRequest get;
+  get.set_request_id(response.request_id());
+  v1::GetCommitmentResponse got;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(opening_->GetCommitment(&ctx, get, &got).ok());
+  EXPECT_EQ(got.commitment_envelope(), response.commitment_envelope());
+  EXPECT_TRUE(got.has_inclusion());
+  // Inference, though, is closed.
+  v1::GenerateResponse late;
+  EXPECT_EQ(Generate(Request(), &late).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+}
+
+// Flips one bit of the first signature after signing.
+class ForgedSignatureFaults : public ProverFaults {
+ public:
+  void TamperEnvelope(v1::Envelope& envelope) override {
+    std::string* sig = envelope.mutable_signatures(0)->mutable_sig();
+    (*sig)[0] = static_cast<char>((*sig)[0] ^ 1);
+  }
+};
+
+TEST_F(ProverNodeTest, TamperedEnvelopeIsWhatTheProverJournalsAndServes) {
+  const int port = StartLog();
+  StartProver(port, absl::Seconds(10),
+              std::make_shared<ForgedSignatureFaults>());
+  v1::GenerateResponse response;
+  ASSERT_TRUE(Generate(Request(), &response).ok());
+  // The response carries the forged signature; the payload is intact.
+  const auto verified =
+      store::VerifyEnvelope(response.commitment_envelope(), keys_,
+                            store::kCommitmentPayloadType, 1 << 20);
+  EXPECT_EQ(verified.status().code(), absl::StatusCode::kInvalidArgument);
+  v1::Envelope envelope;
+  ASSERT_TRUE(envelope.ParseFromString(response.commitment_envelope()));
+  auto c = store::ParseCommitment(envelope.payload());
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->request_id(), response.request_id());
+  // The log refused it; the journal keeps the same bytes.
+  EXPECT_EQ(response.receipt().kind_case(), v1::Receipt::KIND_NOT_SET);
+  EXPECT_EQ(fake_log_->size(), 0u);
+  v1::GetCommitmentRequest get;
+  get.set_request_id(response.request_id());
+  v1::GetCommitmentResponse got;
+  grpc::ClientContext ctx;
+  ASSERT_TRUE(opening_->GetCommitment(&ctx, get, &got).ok());
+  EXPECT_EQ(got.commitment_envelope(), response.commitment_envelope());
+}
+
+// Continuous batching: 8 requests at once share engine steps.
+TEST_F(ProverNodeTest, ConcurrentRequestsShareEngineSteps) {
+  const int port = StartLog();
+  StartProver(port, absl::Seconds(10));
+  EXPECT_EQ(node_->max_batch_sequences(), 0u);
+  constexpr int kRequests = 8;
+  constexpr uint32_t kTokens = 256;
+  std::vector<grpc::Status> status(kRequests);
+  std::vector<v1::GenerateResponse> responses(kRequests);
+  absl::Notification go;
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kRequests; ++i) {
+    clients.emplace_back([&, i] {
+      v1::GenerateRequest r = Request();
+      r.set_seed(1000 + i);
+      r.set_max_tokens(kTokens);
+      go.WaitForNotification();
+      status[i] = Generate(r, &responses[i]);
+    });
+  }
+  go.Notify();
+  for (std::thread& t : clients) t.join();
+  for (int i = 0; i < kRequests; ++i) {
+    ASSERT_TRUE(status[i].ok()) << i << ": " << status[i].error_message();
+    EXPECT_EQ(responses[i].output_token_ids_size(), int(kTokens));
+  }
+  EXPECT_GT(node_->max_batch_sequences(), 1u);
+  EXPECT_LE(node_->max_batch_sequences(), uint64_t{kRequests});
+}
+
+TEST_F(ProverNodeTest, CreateRefusesABadProverId) {
+  ProverOptions o;
+  o.prover_id = "a b";
+  EXPECT_EQ(ProverNode::Create(o).status().message(),
+            "ProverOptions.prover_id: got byte 0x20 at offset 1, want "
+            "printable ASCII without spaces (0x21..0x7e)");
+  o.prover_id.clear();
+  EXPECT_EQ(ProverNode::Create(o).status().message(),
+            "ProverOptions.prover_id: got 0 characters, want 1..256");
 }
 
 }  // namespace

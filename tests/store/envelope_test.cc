@@ -489,6 +489,37 @@ TEST(ParseCommitment, ErrorsNameTheField) {
        },
        "Commitment.finish_reason: got 99, want STOP, MAX_TOKENS, CONTEXT_FULL "
        "or CANCELLED"},
+      {"max_new_tokens", [](v1::Commitment& c) { c.set_max_new_tokens(2); },
+       "Commitment.max_new_tokens: got 2, want >= output_tokens (3)"},
+      {"stop_count",
+       [](v1::Commitment& c) {
+         for (int i = 0; i < 64; ++i) c.add_stop_token_ids(i);
+       },
+       "Commitment.stop_token_ids: got 65 ids, want <= 64"},
+      {"stop_negative", [](v1::Commitment& c) { c.add_stop_token_ids(-1); },
+       "Commitment.stop_token_ids[1]: got -1, want >= 0"},
+      {"max_context", [](v1::Commitment& c) { c.set_max_context(7); },
+       "Commitment.max_context: got 7, want >= prompt_tokens + output_tokens "
+       "(8)"},
+      {"max_tokens_claim",
+       [](v1::Commitment& c) {
+         c.set_finish_reason(v1::FINISH_REASON_MAX_TOKENS);
+       },
+       "Commitment.finish_reason: got MAX_TOKENS, want a reason the counts "
+       "allow (output_tokens < max_new_tokens)"},
+      {"context_full_claim",
+       [](v1::Commitment& c) {
+         c.set_finish_reason(v1::FINISH_REASON_CONTEXT_FULL);
+       },
+       "Commitment.finish_reason: got CONTEXT_FULL, want a reason the counts "
+       "allow (MAX_TOKENS comes first; the context must be full)"},
+      {"cancelled_at_limit",
+       [](v1::Commitment& c) {
+         c.set_finish_reason(v1::FINISH_REASON_CANCELLED);
+         c.set_max_new_tokens(3);
+       },
+       "Commitment.finish_reason: got CANCELLED, want a reason the counts "
+       "allow (the output reached a limit)"},
   };
   for (const CommitmentCase& tc : cases) {
     v1::Commitment c = ValidCommitment();
@@ -516,6 +547,57 @@ TEST(ParseCommitment, BoundaryValuesPass) {
   EXPECT_TRUE(ParseCommitment(c.SerializeAsString()).ok());
   c.clear_client_nonce();
   EXPECT_TRUE(ValidateCommitment(c).ok());
+}
+
+TEST(CheckStopRule, HonestEndingsPass) {
+  v1::Commitment c = ValidCommitment();  // 3 outputs, stop id 2, STOP
+  size_t allowed = 0;
+  EXPECT_TRUE(CheckStopRule(c, std::vector<int32_t>{5, 6, 2}, &allowed).ok());
+  EXPECT_EQ(allowed, 3u);
+  c.set_finish_reason(v1::FINISH_REASON_MAX_TOKENS);
+  c.set_max_new_tokens(3);
+  ASSERT_TRUE(ValidateCommitment(c).ok());
+  EXPECT_TRUE(CheckStopRule(c, std::vector<int32_t>{5, 6, 7}, &allowed).ok());
+  c.set_ignore_eos(true);  // stop ids are ordinary tokens then
+  EXPECT_TRUE(CheckStopRule(c, std::vector<int32_t>{2, 2, 2}, &allowed).ok());
+  c = ValidCommitment();
+  c.set_finish_reason(v1::FINISH_REASON_CANCELLED);
+  EXPECT_TRUE(CheckStopRule(c, std::vector<int32_t>{5, 6, 7}, &allowed).ok());
+}
+
+TEST(CheckStopRule, RunningPastAStopIdFails) {
+  v1::Commitment c = ValidCommitment();
+  c.set_finish_reason(v1::FINISH_REASON_CANCELLED);
+  size_t allowed = 0;
+  const absl::Status s =
+      CheckStopRule(c, std::vector<int32_t>{5, 2, 7}, &allowed);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.message(),
+            "output token 1 is a stop id, but generation went on to 3 tokens");
+  EXPECT_EQ(allowed, 2u);
+}
+
+TEST(CheckStopRule, CuttingShortWithAFalseStopFails) {
+  v1::Commitment c = ValidCommitment();  // claims STOP
+  size_t allowed = 0;
+  const absl::Status s =
+      CheckStopRule(c, std::vector<int32_t>{5, 6, 7}, &allowed);
+  EXPECT_EQ(s.message(),
+            "the finish reason is STOP, but the last output token is not a "
+            "stop id");
+  EXPECT_EQ(allowed, 4u);  // generation had to go on
+  c.set_finish_reason(v1::FINISH_REASON_CANCELLED);
+  EXPECT_EQ(CheckStopRule(c, std::vector<int32_t>{5, 6, 2}, &allowed).message(),
+            "the last output token is a stop id, but the finish reason is "
+            "FINISH_REASON_CANCELLED");
+  EXPECT_EQ(allowed, 3u);
+}
+
+TEST(ValidateNodeId, NamesTheField) {
+  EXPECT_TRUE(ValidateNodeId("x", "prover-1").ok());
+  EXPECT_EQ(ValidateNodeId("ProverOptions.prover_id", "a b").message(),
+            "ProverOptions.prover_id: got byte 0x20 at offset 1, want "
+            "printable ASCII without spaces (0x21..0x7e)");
 }
 
 TEST(ParseCommitment, MalformedBytes) {
@@ -614,6 +696,10 @@ TEST(ParseVerdict, ErrorsNameTheField) {
        "outcome is FAIL_SIGNATURE"},
       {"leaf_hash", [](v1::Verdict& v) { v.clear_commitment_leaf_hash(); },
        "Verdict.commitment_leaf_hash: got 0 bytes, want 32"},
+      {"refused_submitter_on_pass",
+       [](v1::Verdict& v) { v.set_refused_submitter("prover-1"); },
+       "Verdict.refused_submitter: got present, want empty unless the log "
+       "refused the envelope (FAIL_SIGNATURE without a leaf index)"},
       {"verifier_id", [](v1::Verdict& v) { v.clear_verifier_id(); },
        "Verdict.verifier_id: got 0 characters, want 1..256"},
       {"created_at", [](v1::Verdict& v) { v.set_created_at_unix_nanos(0); },

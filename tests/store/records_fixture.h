@@ -32,6 +32,9 @@ inline v1::Commitment ValidCommitment() {
   c.set_client_nonce("nonce");
   c.set_created_at_unix_nanos(1764460000000000000);
   c.set_finish_reason(v1::FINISH_REASON_STOP);
+  c.set_max_new_tokens(c.output_tokens() + 4);
+  c.add_stop_token_ids(2);
+  c.set_max_context(4096);
   return c;
 }
 

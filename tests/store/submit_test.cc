@@ -40,7 +40,9 @@ class SubmitTest : public ::testing::Test {
     const uint64_t before = log_->Size();
     absl::StatusOr<AppendResult> r =
         SubmitEnvelope(*log_, std::move(bytes), keys_, type, kMaxBytes);
-    if (!r.ok()) EXPECT_EQ(log_->Size(), before) << r.status();
+    if (!r.ok()) {
+      EXPECT_EQ(log_->Size(), before) << r.status();
+    }
     return r;
   }
 

@@ -1,8 +1,10 @@
 // The Opening client (verifier/opening_client.h) against a scripted fake
 // Opening service on 127.0.0.1: a good stream is reassembled exactly, every
 // kind of malformed stream is refused with a message naming what was
-// wrong, the size cap holds, server errors keep their code, and a stalled
-// stream ends at the deadline as DeadlineExceeded.
+// wrong, the header must match what the commitment fixes, the size cap
+// holds, a prover's errors keep their code but not their text, a prover
+// that is down for a while is retried until it serves, and a stalled or
+// unreachable one ends at the deadline as DeadlineExceeded.
 #include "verifier/opening_client.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
@@ -110,10 +113,15 @@ class FakeOpeningService : public v1::Opening::CallbackService {
     absl::MutexLock lock(&mu_);
     return last_;
   }
+  int calls() {
+    absl::MutexLock lock(&mu_);
+    return calls_;
+  }
   grpc::ServerWriteReactor<v1::OpenChunk>* Open(
       grpc::CallbackServerContext*, const v1::OpenRequest* request) override {
     absl::MutexLock lock(&mu_);
     last_ = *request;
+    ++calls_;
     return new ScriptedWriter(script_);
   }
 
@@ -121,7 +129,34 @@ class FakeOpeningService : public v1::Opening::CallbackService {
   absl::Mutex mu_;
   Script script_ ABSL_GUARDED_BY(mu_);
   v1::OpenRequest last_ ABSL_GUARDED_BY(mu_);
+  int calls_ ABSL_GUARDED_BY(mu_) = 0;
 };
+
+std::unique_ptr<rpc::RunningServer> Serve(FakeOpeningService& service,
+                                          const std::string& listen) {
+  rpc::ServerConfig config;
+  config.listen = listen;
+  config.tls.insecure = true;
+  absl::StatusOr<std::unique_ptr<rpc::RunningServer>> s =
+      rpc::StartServer(config, {&service});
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+// A loopback port nothing listens on (a server's, once it is gone).
+int FreePort() {
+  FakeOpeningService service;
+  std::unique_ptr<rpc::RunningServer> s = Serve(service, "127.0.0.1:0");
+  const int port = s->port();
+  s->Shutdown(std::chrono::milliseconds(0));
+  return port;
+}
+
+rpc::TlsOptions Insecure() {
+  rpc::TlsOptions tls;
+  tls.insecure = true;
+  return tls;
+}
 
 class OpeningClientTest : public ::testing::Test {
  protected:
@@ -141,11 +176,9 @@ class OpeningClientTest : public ::testing::Test {
   std::unique_ptr<GrpcOpeningSource> Source(
       GrpcOpeningSourceOptions options = {}) {
     auto src = std::make_unique<GrpcOpeningSource>(options);
-    rpc::TlsOptions tls;
-    tls.insecure = true;
     EXPECT_TRUE(src->AddProver("prover-a",
                                "127.0.0.1:" + std::to_string(server_->port()),
-                               tls)
+                               Insecure())
                     .ok());
     return src;
   }
@@ -154,6 +187,7 @@ class OpeningClientTest : public ::testing::Test {
                                    GrpcOpeningSourceOptions options = {}) {
     service_.Set(std::move(script));
     return Source(options)->Open("prover-a", std::string(16, 'r'), layers,
+                                 kPositions, kWidth,
                                  absl::Now() + absl::Seconds(20));
   }
 
@@ -274,10 +308,53 @@ TEST_F(OpeningClientTest, OpeningsOverTheSizeCapAreRefused) {
   EXPECT_TRUE(OpenWith(s, {1, 3}, small).ok());
 }
 
-TEST_F(OpeningClientTest, ServerErrorsKeepTheirCode) {
+// Regression: the prover's own error text (and its address) reached the
+// verdict's detail. Its code is kept; its words are not.
+TEST_F(OpeningClientTest, ServerErrorsKeepTheirCodeButNotTheirText) {
+  for (grpc::StatusCode code :
+       {grpc::StatusCode::NOT_FOUND, grpc::StatusCode::PERMISSION_DENIED,
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        grpc::StatusCode::INVALID_ARGUMENT,
+        grpc::StatusCode::FAILED_PRECONDITION}) {
+    Script s;
+    s.status = grpc::Status(code, "request not journaled; see http://x");
+    const int calls = service_.calls();
+    absl::StatusOr<Opening> o = OpenWith(s, {1});
+    ASSERT_FALSE(o.ok());
+    const absl::StatusCode want = static_cast<absl::StatusCode>(code);
+    EXPECT_EQ(o.status().code(), want) << o.status();
+    EXPECT_EQ(o.status().message(),
+              "opening refused: " + absl::StatusCodeToString(want));
+    EXPECT_FALSE(IsOpeningUnavailableToVerifier(o.status()));
+    // Deliberate: not retried.
+    EXPECT_EQ(service_.calls(), calls + 1);
+  }
+}
+
+TEST_F(OpeningClientTest, MalformedStreamsNameNeitherTheProverNorItsAddress) {
   Script s;
-  s.status = grpc::Status(grpc::StatusCode::NOT_FOUND, "request not journaled");
-  ExpectRefused(s, {1}, absl::StatusCode::kNotFound, "request not journaled");
+  s.chunks = {Header({1}), Rows(1, 1, 2)};
+  absl::StatusOr<Opening> o = OpenWith(s, {1});
+  ASSERT_FALSE(o.ok());
+  EXPECT_EQ(o.status().message(),
+            "opening malformed: chunk 1: ActivationRows.position0: got 1, "
+            "want 0 (rows contiguous in position order)");
+}
+
+// Regression: the client reserved positions x hidden_size floats from the
+// prover's header before comparing it with the commitment.
+TEST_F(OpeningClientTest, HeaderSizesComeFromTheCommitmentNotTheProver) {
+  Script huge;  // 800 MB of rows for one layer, within the 1 GiB cap
+  huge.chunks = {Header({1}, 200'000'000), Rows(1, 0, 1)};
+  ExpectRefused(huge, {1}, absl::StatusCode::kInvalidArgument,
+                "opening malformed: OpeningHeader.positions: got 200000000, "
+                "want 5 (prompt + output - 1, as committed)");
+  Script wide;
+  v1::OpenChunk h = Header({1});
+  h.mutable_header()->set_hidden_size(kWidth * 2);
+  wide.chunks = {h, Rows(1, 0, 5)};
+  ExpectRefused(wide, {1}, absl::StatusCode::kInvalidArgument,
+                "OpeningHeader.hidden_size: got 8, want 4 (as committed)");
 }
 
 TEST_F(OpeningClientTest, StalledStreamEndsAtTheDeadline) {
@@ -286,19 +363,89 @@ TEST_F(OpeningClientTest, StalledStreamEndsAtTheDeadline) {
   service_.Set(s);
   std::unique_ptr<GrpcOpeningSource> src = Source();
   const absl::Time start = absl::Now();
-  absl::StatusOr<Opening> o = src->Open("prover-a", std::string(16, 'r'), {1},
-                                        start + absl::Milliseconds(300));
+  absl::StatusOr<Opening> o =
+      src->Open("prover-a", std::string(16, 'r'), {1}, kPositions, kWidth,
+                start + absl::Milliseconds(300));
   EXPECT_TRUE(absl::IsDeadlineExceeded(o.status())) << o.status();
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
 }
 
-TEST_F(OpeningClientTest, UnknownProverAndPastDeadline) {
+// Regression: a prover that was down (restarting, not yet up) when its
+// opening was asked for got a permanent FAIL_OPENING. The client retries
+// until the deadline, and the channel reconnects within ~100 ms.
+TEST_F(OpeningClientTest, ProverDownAtFirstIsRetriedUntilItServes) {
+  const int port = FreePort();
+  const std::string address = "127.0.0.1:" + std::to_string(port);
+  GrpcOpeningSource src;
+  ASSERT_TRUE(src.AddProver("prover-a", address, Insecure()).ok());
+  FakeOpeningService late;
+  Script good;
+  good.chunks = {Header({1}), Rows(1, 0, 5)};
+  late.Set(good);
+  std::unique_ptr<rpc::RunningServer> server;
+  const absl::Time start = absl::Now();
+  std::thread starter([&] {
+    absl::SleepFor(absl::Milliseconds(300));
+    server = Serve(late, address);
+  });
+  absl::StatusOr<Opening> o =
+      src.Open("prover-a", std::string(16, 'r'), {1}, kPositions, kWidth,
+               start + absl::Seconds(20));
+  starter.join();
+  ASSERT_TRUE(o.ok()) << o.status();
+  EXPECT_EQ(o->layers.at(1).size(), kPositions * kWidth);
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(300));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(late.calls(), 1);
+  if (server) server->Shutdown(std::chrono::milliseconds(0));
+}
+
+TEST_F(OpeningClientTest, UnreachableProverEndsAtTheDeadline) {
+  GrpcOpeningSource src;
+  ASSERT_TRUE(src.AddProver("prover-a",
+                            "127.0.0.1:" + std::to_string(FreePort()),
+                            Insecure())
+                  .ok());
+  const absl::Time start = absl::Now();
+  absl::StatusOr<Opening> o =
+      src.Open("prover-a", std::string(16, 'r'), {1}, kPositions, kWidth,
+               start + absl::Milliseconds(500));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(o.status())) << o.status();
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(500));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST_F(OpeningClientTest, UnavailableFromTheProverIsRetriedUntilTheDeadline) {
+  Script s;
+  s.status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "restarting");
+  service_.Set(s);
   std::unique_ptr<GrpcOpeningSource> src = Source();
-  absl::StatusOr<Opening> o = src->Open("prover-b", std::string(16, 'r'), {1},
-                                        absl::Now() + absl::Seconds(5));
-  EXPECT_TRUE(absl::IsNotFound(o.status())) << o.status();
+  absl::StatusOr<Opening> o =
+      src->Open("prover-a", std::string(16, 'r'), {1}, kPositions, kWidth,
+                absl::Now() + absl::Milliseconds(400));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(o.status())) << o.status();
+  EXPECT_NE(o.status().message().find("unreachable until the deadline"),
+            std::string::npos)
+      << o.status();
+  EXPECT_GE(service_.calls(), 3);
+}
+
+// The verifier's own gaps are not the prover's fault.
+TEST_F(OpeningClientTest, UnknownOrAddresslessProverIsTheVerifiersProblem) {
+  std::unique_ptr<GrpcOpeningSource> src = Source();
+  absl::StatusOr<Opening> o =
+      src->Open("prover-b", std::string(16, 'r'), {1}, kPositions, kWidth,
+                absl::Now() + absl::Seconds(5));
+  EXPECT_TRUE(IsOpeningUnavailableToVerifier(o.status())) << o.status();
   EXPECT_NE(o.status().message().find("prover-b"), std::string::npos);
-  o = src->Open("prover-a", std::string(16, 'r'), {1},
+  ASSERT_TRUE(src->AddProver("prover-c", "", Insecure()).ok());
+  o = src->Open("prover-c", std::string(16, 'r'), {1}, kPositions, kWidth,
+                absl::Now() + absl::Seconds(5));
+  EXPECT_TRUE(IsOpeningUnavailableToVerifier(o.status())) << o.status();
+  EXPECT_NE(o.status().message().find("without an Opening address"),
+            std::string::npos)
+      << o.status();
+  o = src->Open("prover-a", std::string(16, 'r'), {1}, kPositions, kWidth,
                 absl::Now() - absl::Seconds(1));
   EXPECT_TRUE(absl::IsDeadlineExceeded(o.status())) << o.status();
 }

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -64,8 +65,11 @@ World& TheWorld() {
     auto ex = kernels::model::MakeExecutor(*backend);
     EXPECT_TRUE(ex.ok());
     world->executor = std::move(*ex);
+    // A verifier's engine covers every position the model allows.
+    kernels::model::EngineOptions options;
+    options.max_context = world->synth->model->config().max_positions;
     auto engine =
-        Engine::Create(*world->synth->model, world->executor.get(), {});
+        Engine::Create(*world->synth->model, world->executor.get(), options);
     EXPECT_TRUE(engine.ok()) << engine.status().ToString();
     world->engine = std::move(*engine);
     world->model_digest = Str(world->synth->model->digest().root);
@@ -119,6 +123,11 @@ struct RequestSpec {
   float top_p = 1;
   uint64_t seed = 99;
   std::string nonce;  // non-empty: seed = SeedFromNonce(nonce)
+  // The committed stop rule (Commitment fields 16-20). Honest requests
+  // ignore eos and stop at max_new_tokens.
+  bool ignore_eos = true;
+  std::vector<int32_t> stop_token_ids;  // empty: the model's eos ids
+  v1::FinishReason finish_reason = v1::FINISH_REASON_MAX_TOKENS;
 };
 
 // What a prover keeps for one request, and the commitment it signed.
@@ -178,7 +187,16 @@ void Commit(Served& s, const RequestSpec& spec,
   c.set_hidden_size(w.width);
   c.set_client_nonce(spec.nonce);
   c.set_created_at_unix_nanos(1700000000000000000);
-  c.set_finish_reason(v1::FINISH_REASON_MAX_TOKENS);
+  c.set_finish_reason(spec.finish_reason);
+  c.set_max_new_tokens(static_cast<uint32_t>(spec.max_new_tokens));
+  c.clear_stop_token_ids();
+  for (int32_t id : spec.stop_token_ids.empty()
+                        ? w.synth->model->config().eos_token_ids
+                        : spec.stop_token_ids) {
+    c.add_stop_token_ids(id);
+  }
+  c.set_ignore_eos(spec.ignore_eos);
+  c.set_max_context(static_cast<uint32_t>(w.engine->max_context()));
   absl::StatusOr<std::string> env = store::SignCommitment(c, ProverKey());
   ASSERT_TRUE(env.ok()) << env.status();
   s.envelope = *env;
@@ -251,9 +269,13 @@ class FakeOpeningSource : public OpeningSource {
   absl::StatusOr<Opening> Open(std::string_view prover_id,
                                std::string_view request_id,
                                const std::vector<uint32_t>& layers,
+                               uint64_t positions, uint64_t hidden_size,
                                absl::Time) override {
     requests.push_back(layers);
     EXPECT_EQ(prover_id, "prover-test");
+    // What the commitment fixes, for the source to check the header with.
+    EXPECT_EQ(positions, s_.Positions().size());
+    EXPECT_EQ(hidden_size, static_cast<uint64_t>(TheWorld().width));
     if (!fail.ok()) return fail;
     if (request_id != s_.commitment.request_id()) {
       return absl::NotFoundError("no such request");
@@ -627,10 +649,10 @@ TEST(ReExecutorTest, OpeningThatLeavesOutALayerFails) {
 
 TEST(ReExecutorTest, FailedOpeningsAndTimeouts) {
   const Served s = Honest();
-  FakeOpeningSource unavailable(s);
-  unavailable.fail = absl::UnavailableError("prover\x01 down");
-  const AuditOutcome u = RunAudit(s, unavailable, Plan({1}));
-  ExpectOutcome(u, v1::FAIL_OPENING, "UNAVAILABLE: prover? down");
+  FakeOpeningSource refused(s);
+  refused.fail = absl::NotFoundError("opening refused: NOT_FOUND");
+  const AuditOutcome u = RunAudit(s, refused, Plan({1}));
+  ExpectOutcome(u, v1::FAIL_OPENING, "opening refused: NOT_FOUND");
   EXPECT_FALSE(u.opening.has_value());
 
   FakeOpeningSource slow(s);
@@ -642,6 +664,152 @@ TEST(ReExecutorTest, FailedOpeningsAndTimeouts) {
   ExpectOutcome(RunAudit(s, late, Plan({1}), ProverKeys(),
                          absl::ZeroDuration() - absl::Seconds(1)),
                 v1::FAIL_TIMEOUT, "opening");
+}
+
+// A source error in the verifier's words is the whole detail: the
+// re-executor adds nothing of the prover's (and strips what is not
+// printable).
+TEST(ReExecutorTest, FailOpeningDetailIsTheSourcesMessageOnly) {
+  const Served s = Honest();
+  FakeOpeningSource source(s);
+  source.fail = absl::InvalidArgumentError(
+      "opening malformed: chunk 2: ActivationRows.position0: got 3, want "
+      "2\x01");
+  const AuditOutcome out = RunAudit(s, source, Plan({1}));
+  EXPECT_EQ(out.verdict.outcome(), v1::FAIL_OPENING);
+  EXPECT_EQ(out.verdict.detail(),
+            "opening malformed: chunk 2: ActivationRows.position0: got 3, "
+            "want 2?");
+}
+
+// Regression: an unreachable prover, or one the verifier has no address
+// for, became a permanent FAIL_OPENING. They are the verifier's errors
+// now: no verdict, the audit stays pending.
+TEST(ReExecutorTest, OpeningsTheVerifierCannotMakeAreErrorsNotVerdicts) {
+  const Served s = Honest();
+  ReExecutor re(*TheWorld().engine, TheWorld().model_digest);
+  FakeOpeningSource no_address(s);
+  no_address.fail = OpeningUnavailableToVerifier(
+      "prover \"prover-test\" is registered without an Opening address");
+  absl::StatusOr<AuditOutcome> out = re.Audit(
+      s.envelope, 41, Plan({1}), ProverKeys(), no_address, absl::Seconds(5));
+  ASSERT_FALSE(out.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(out.status())) << out.status();
+  EXPECT_TRUE(IsOpeningUnavailableToVerifier(out.status())) << out.status();
+  EXPECT_NE(out.status().message().find("without an Opening address"),
+            std::string::npos)
+      << out.status();
+
+  FakeOpeningSource unreachable(s);
+  unreachable.fail = absl::UnavailableError("connection refused");
+  out = re.Audit(s.envelope, 41, Plan({1}), ProverKeys(), unreachable,
+                 absl::Seconds(5));
+  EXPECT_TRUE(absl::IsUnavailable(out.status())) << out.status();
+
+  // A prover reporting FAILED_PRECONDITION itself is not mistaken for the
+  // verifier's problem.
+  FakeOpeningSource prover_says(s);
+  prover_says.fail =
+      absl::FailedPreconditionError("opening refused: FAILED_PRECONDITION");
+  ExpectOutcome(RunAudit(s, prover_says, Plan({1})), v1::FAIL_OPENING,
+                "opening refused: FAILED_PRECONDITION");
+}
+
+// ------------------------------------------------------------- stop rule
+
+// The first index j >= 2, before the last, of a token of `output` that
+// occurs nowhere earlier in it (a stop id there stops generation at j + 1).
+size_t MidNewToken(const std::vector<int32_t>& output) {
+  for (size_t j = 2; j + 1 < output.size(); ++j) {
+    if (std::find(output.begin(), output.begin() + j, output[j]) ==
+        output.begin() + j) {
+      return j;
+    }
+  }
+  return output.size();
+}
+
+// Regression: a prover could cut an output short and claim STOP; the stop
+// rule was never checked.
+TEST(ReExecutorTest, OutputCutShortClaimingStopFailsTheHead) {
+  const Served honest = Honest();  // 6 tokens, MAX_TOKENS
+  RequestSpec spec;
+  spec.finish_reason = v1::FINISH_REASON_STOP;
+  spec.ignore_eos = false;
+  // A stop set that none of the kept tokens is in.
+  spec.stop_token_ids = {static_cast<int32_t>(TheWorld().vocab - 1)};
+  Served s = honest;
+  s.output.resize(3);  // the first 3 tokens, honestly generated
+  for (int32_t t : s.output) ASSERT_NE(t, spec.stop_token_ids[0]);
+  s.h = Replay(s);
+  Commit(s, spec, HashAll(s, s.h));
+  for (const AuditPlan& plan : {Plan({1}), Plan({}, true)}) {
+    const AuditOutcome out = RunAudit(s, plan);
+    ExpectMismatch(out, L() + 1);
+    EXPECT_TRUE(out.verdict.head_checked());
+    EXPECT_EQ(out.verdict.mismatch().expected(), s.commitment.output_digest());
+    std::vector<int32_t> went_on = s.output;
+    went_on.push_back(-1);  // generation had to go on
+    EXPECT_EQ(out.verdict.mismatch().got(),
+              Str(store::TokenDigest(store::AsBytes(s.Key()), went_on)));
+    EXPECT_NE(out.verdict.detail().find("stop rule"), std::string::npos)
+        << out.verdict.detail();
+    EXPECT_NE(out.verdict.detail().find("had to go on"), std::string::npos)
+        << out.verdict.detail();
+  }
+}
+
+// Regression: a prover could run past a stop id (e.g. to bill more tokens)
+// with a commitment that says the stop id was in force.
+TEST(ReExecutorTest, OutputRunningPastAStopIdFailsTheHead) {
+  const Served honest = Honest();
+  const size_t j = MidNewToken(honest.output);
+  ASSERT_LT(j + 1, honest.output.size()) << "no usable stop token";
+  RequestSpec spec;
+  spec.ignore_eos = false;
+  spec.stop_token_ids = {honest.output[j]};
+  Served s = honest;
+  Commit(s, spec, HashAll(s, s.h));  // MAX_TOKENS, every token kept
+  const AuditOutcome out = RunAudit(s, Plan({2}));
+  ExpectMismatch(out, L() + 1);
+  EXPECT_EQ(out.verdict.mismatch().expected(), s.commitment.output_digest());
+  const std::vector<int32_t> stopped(s.output.begin(),
+                                     s.output.begin() + j + 1);
+  EXPECT_EQ(out.verdict.mismatch().got(),
+            Str(store::TokenDigest(store::AsBytes(s.Key()), stopped)));
+  EXPECT_NE(out.verdict.detail().find("had to stop after " +
+                                      std::to_string(j + 1) + " of 6"),
+            std::string::npos)
+      << out.verdict.detail();
+
+  // The same output with ignore_eos committed is honest.
+  spec.ignore_eos = true;
+  Commit(s, spec, HashAll(s, s.h));
+  ExpectPass(RunAudit(s, Plan({2})));
+}
+
+TEST(ReExecutorTest, StopIdLastWithAnotherFinishReasonFailsTheHead) {
+  const Served honest = Honest();
+  RequestSpec spec;
+  spec.ignore_eos = false;
+  // The last token is a stop id (and no earlier one is), yet MAX_TOKENS.
+  spec.stop_token_ids = {honest.output.back()};
+  if (std::find(honest.output.begin(), honest.output.end() - 1,
+                honest.output.back()) != honest.output.end() - 1) {
+    GTEST_SKIP() << "the last token also occurs earlier";
+  }
+  Served s = honest;
+  Commit(s, spec, HashAll(s, s.h));
+  const AuditOutcome out = RunAudit(s, Plan({1}));
+  ExpectMismatch(out, L() + 1);
+  std::vector<int32_t> other = s.output;
+  other.push_back(-2);  // another finish reason
+  EXPECT_EQ(out.verdict.mismatch().got(),
+            Str(store::TokenDigest(store::AsBytes(s.Key()), other)));
+
+  spec.finish_reason = v1::FINISH_REASON_STOP;
+  Commit(s, spec, HashAll(s, s.h));
+  ExpectPass(RunAudit(s, Plan({1})));
 }
 
 // ---------------------------------------------------- signature and model
@@ -682,6 +850,22 @@ TEST(ReExecutorTest, OtherModelFailsTheModelCheck) {
   Resign(wide);
   ExpectOutcome(RunAudit(wide, Plan({1})), v1::FAIL_MODEL,
                 "Commitment.hidden_size: got 256, want 128");
+}
+
+// A prover cannot claim a context this model does not have (its stop rule
+// could then never hold CONTEXT_FULL to account).
+TEST(ReExecutorTest, ContextBeyondTheModelFailsTheModelCheck) {
+  Served s = Honest();
+  const int64_t max_positions = TheWorld().synth->model->config().max_positions;
+  s.commitment.set_max_context(static_cast<uint32_t>(max_positions + 1));
+  Resign(s);
+  FakeOpeningSource source(s);
+  ExpectOutcome(RunAudit(s, source, Plan({1})), v1::FAIL_MODEL,
+                "Commitment.max_context: got " +
+                    std::to_string(max_positions + 1) +
+                    ", want <= " + std::to_string(max_positions) +
+                    " (the model's max_positions)");
+  EXPECT_TRUE(source.requests.empty());
 }
 
 TEST(ReExecutorTest, BadPlansAreTheVerifiersError) {

@@ -1,25 +1,32 @@
-// The verifier node served over gRPC (insecure, 127.0.0.1:0): Log.Submit's
-// admission rules and proofs, the log reads, audits drawn after logging
-// with an injected honest opening source (PASS verdicts, evidence whose
-// proofs verify), RequestAudit, and a restart that resumes pending audits.
+// The verifier node served over gRPC (insecure or mTLS, 127.0.0.1:0):
+// Log.Submit's admission rules and proofs, refusals and whom they are
+// charged to, the log reads, audits drawn after logging with an injected
+// honest opening source or over gRPC from a prover that is down at first
+// (PASS verdicts, evidence whose proofs verify, and its size limit),
+// RequestAudit, the engine the node accepts, and restarts that resume
+// pending audits.
 #include "verifier/verifier_node.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "layerproof/v1/audit.grpc.pb.h"
 #include "layerproof/v1/log.grpc.pb.h"
+#include "layerproof/v1/opening.grpc.pb.h"
 #include "store/checkpoint.h"
 #include "store/envelope.h"
 #include "store/merkle.h"
 #include "store/rocksdb_log.h"
 #include "store/rpc/server.h"
+#include "tests/rpc/test_certs.h"
 #include "tests/verifier/verifier_world.h"
 
 namespace layerproof::verifier {
@@ -57,39 +64,168 @@ std::vector<store::Sha256Hash> ToProof(
   return out;
 }
 
+const store::Ed25519PrivateKey& Prover2Key() {
+  static auto* key =
+      new store::Ed25519PrivateKey(*store::Ed25519PrivateKey::Generate());
+  return *key;
+}
+
+// A prover's Opening service over an OpeningSource (HonestOpenings): the
+// header, then each layer's rows in chunks of 3 rows.
+class OpeningService : public v1::Opening::CallbackService {
+ public:
+  explicit OpeningService(OpeningSource& source) : source_(source) {}
+
+  grpc::ServerWriteReactor<v1::OpenChunk>* Open(
+      grpc::CallbackServerContext*, const v1::OpenRequest* request) override {
+    ++calls_;
+    std::vector<uint32_t> layers(request->layers().begin(),
+                                 request->layers().end());
+    absl::StatusOr<Opening> o = source_.Open("", request->request_id(), layers,
+                                             0, 0, absl::InfiniteFuture());
+    auto* writer = new Writer();
+    if (!o.ok()) {
+      writer->status =
+          grpc::Status(grpc::StatusCode::NOT_FOUND, "not journaled");
+    } else {
+      writer->chunks.emplace_back();
+      *writer->chunks.back().mutable_header() = o->header;
+      const size_t row = o->header.hidden_size();
+      for (const auto& [layer, rows] : o->layers) {
+        for (size_t p = 0; p < o->header.positions(); p += 3) {
+          const size_t n = std::min<size_t>(3, o->header.positions() - p);
+          v1::OpenChunk c;
+          c.mutable_rows()->set_layer(layer);
+          c.mutable_rows()->set_position0(p);
+          c.mutable_rows()->set_data(
+              reinterpret_cast<const char*>(rows.data() + p * row),
+              n * row * sizeof(float));
+          writer->chunks.push_back(std::move(c));
+        }
+      }
+    }
+    writer->Next();
+    return writer;
+  }
+  int calls() const { return calls_; }
+
+ private:
+  // Lifetime: from Open until OnDone, which deletes it.
+  struct Writer : grpc::ServerWriteReactor<v1::OpenChunk> {
+    void Next() {
+      if (next < chunks.size()) {
+        StartWrite(&chunks[next++]);
+      } else {
+        Finish(status);
+      }
+    }
+    void OnWriteDone(bool ok) override {
+      if (ok) {
+        Next();
+      } else {
+        Finish(grpc::Status(grpc::StatusCode::CANCELLED, "write failed"));
+      }
+    }
+    void OnDone() override { delete this; }
+    std::vector<v1::OpenChunk> chunks;
+    size_t next = 0;
+    grpc::Status status;
+  };
+
+  OpeningSource& source_;
+  std::atomic<int> calls_{0};
+};
+
+std::unique_ptr<rpc::RunningServer> ServeOpenings(OpeningService& service,
+                                                  const std::string& listen) {
+  rpc::ServerConfig config;
+  config.listen = listen;
+  config.tls.insecure = true;
+  auto server = rpc::StartServer(config, {&service});
+  EXPECT_TRUE(server.ok()) << server.status();
+  return server.ok() ? std::move(*server) : nullptr;
+}
+
+// A loopback address nothing listens on (a server's, once it is gone).
+std::string FreeAddress() {
+  HonestOpenings none;
+  OpeningService service(none);
+  std::unique_ptr<rpc::RunningServer> s = ServeOpenings(service, "127.0.0.1:0");
+  const std::string address = "127.0.0.1:" + std::to_string(s->port());
+  s->Shutdown(std::chrono::milliseconds(0));
+  return address;
+}
+
+// How a test's verifier node is set up.
+struct NodeSetup {
+  // Null: the node's own gRPC opening client, to each prover's
+  // opening_address.
+  std::shared_ptr<OpeningSource> openings;
+  double rate = 1.0;
+  // mTLS (tests/rpc/test_certs.h) with roles prover-1 and prover-2 as
+  // provers and auditor-1 as auditor; the stubs present `client_cn`'s
+  // certificate. Otherwise insecure.
+  bool mtls = false;
+  std::string client_cn = "prover-1";
+  // prover-1's Opening service ("": none registered).
+  std::string opening_address{};
+  size_t max_evidence_bytes = 0;  // 0: the default
+};
+
 // A running verifier node and stubs for its services.
 class Verifier {
  public:
   Verifier(const std::string& dir, std::shared_ptr<OpeningSource> openings,
-           double rate = 1.0) {
+           double rate = 1.0)
+      : Verifier(dir,
+                 NodeSetup{.openings = std::move(openings), .rate = rate}) {}
+
+  Verifier(const std::string& dir, NodeSetup setup) {
     VerifierOptions o;
     o.verifier_id = "verifier-test";
     o.engine = TheWorld().engine.get();
     o.key = Key();
     o.db_dir = dir;
-    o.provers.push_back({"prover-1", ProverKey().public_key(), "", {}});
-    o.policy.rate = rate;
+    rpc::TlsOptions opening_tls;
+    opening_tls.insecure = true;
+    o.provers.push_back({"prover-1", ProverKey().public_key(),
+                         setup.opening_address, opening_tls});
+    o.provers.push_back({"prover-2", Prover2Key().public_key(), "", {}});
+    o.policy.rate = setup.rate;
     o.policy.layers_per_audit = 1;
     o.audit_threads = 2;
     o.submit_threads = 4;
     o.opening_timeout = absl::Seconds(20);
-    o.insecure = true;
-    o.opening_source = std::move(openings);
+    if (setup.max_evidence_bytes != 0) {
+      o.max_evidence_bytes = setup.max_evidence_bytes;
+    }
+    o.insecure = !setup.mtls;
+    o.roles.Grant("prover-1", rpc::Role::kProver);
+    o.roles.Grant("prover-2", rpc::Role::kProver);
+    o.roles.Grant("auditor-1", rpc::Role::kAuditor);
+    o.opening_source = std::move(setup.openings);
     auto node = VerifierNode::Create(std::move(o));
     EXPECT_TRUE(node.ok()) << node.status();
     node_ = std::move(*node);
     rpc::ServerConfig config;
     config.tls.insecure = true;
+    if (setup.mtls) config.tls = rpc::fixture::TestCerts::Get().Server(true);
     auto server = rpc::StartServer(config, node_->services());
     EXPECT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
-    auto channel =
-        grpc::CreateChannel("127.0.0.1:" + std::to_string(server_->port()),
-                            grpc::InsecureChannelCredentials());
+    const std::string address = "127.0.0.1:" + std::to_string(server_->port());
+    std::shared_ptr<grpc::Channel> channel =
+        grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+    if (setup.mtls) {
+      auto tls_channel = rpc::MakeChannel(
+          address, rpc::fixture::TestCerts::Get().Client(setup.client_cn));
+      EXPECT_TRUE(tls_channel.ok()) << tls_channel.status();
+      channel = *tls_channel;
+    }
     log = v1::Log::NewStub(channel);
     audit = v1::Audit::NewStub(channel);
   }
-  ~Verifier() { Stop(absl::Seconds(5)); }
+  ~Verifier() { Stop(absl::Seconds(5)).IgnoreError(); }
 
   absl::Status Stop(absl::Duration grace) {
     if (server_ != nullptr) server_->Shutdown(std::chrono::milliseconds(100));
@@ -152,7 +288,23 @@ class Verifier {
     return verdict.value_or(v1::Verdict());
   }
 
+  // The verdicts ListVerdicts attributes to `prover_id`.
+  std::vector<v1::Verdict> ListOf(const std::string& prover_id) {
+    v1::ListVerdictsRequest r;
+    r.set_prover_id(prover_id);
+    v1::ListVerdictsResponse out;
+    grpc::ClientContext ctx;
+    grpc::Status s = audit->ListVerdicts(&ctx, r, &out);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    std::vector<v1::Verdict> verdicts;
+    for (const v1::VerdictRecord& v : out.verdicts()) {
+      verdicts.push_back(OpenVerdict(v.verdict_envelope()));
+    }
+    return verdicts;
+  }
+
   VerifierNode& node() { return *node_; }
+  int port() const { return server_->port(); }
   std::unique_ptr<v1::Log::Stub> log;
   std::unique_ptr<v1::Audit::Stub> audit;
   std::string last_checkpoint;
@@ -225,13 +377,40 @@ TEST(VerifierNodeTest, BatchOfManyIsLoggedWithOneCheckpointCoveringAll) {
   EXPECT_EQ(v.node().counters().commitments_logged, 6u);
 }
 
-TEST(VerifierNodeTest, UnregisteredKeyIsRefusedWithALoggedFailSignature) {
+// Regression: anyone (here an anonymous client of an --insecure verifier)
+// could have signed FAIL_SIGNATURE verdicts logged "for" any prover. An
+// unauthenticated submission with a bad signature is only refused.
+TEST(VerifierNodeTest, AnonymousBadSignatureIsRefusedWithoutAVerdict) {
   TempDir dir;
   Verifier v(dir.path(), std::make_shared<HonestOpenings>(), /*rate=*/0);
   Served s = Serve(StrangerKey(), "prover-1");
   v1::SubmitResult r = v.SubmitOne(s.envelope);
   EXPECT_EQ(r.code(), int(grpc::StatusCode::PERMISSION_DENIED)) << r.message();
-  // Refused, but its FAIL_SIGNATURE verdict is in the log, once.
+  Served forged = Serve(ProverKey(), "prover-1");
+  v1::Envelope e;
+  ASSERT_TRUE(e.ParseFromString(forged.envelope));
+  e.mutable_signatures(0)->mutable_sig()->at(5) ^= 0x10;
+  EXPECT_EQ(v.SubmitOne(e.SerializeAsString()).code(),
+            int(grpc::StatusCode::INVALID_ARGUMENT));
+  EXPECT_EQ(v.node().log()->Size(), 0u);
+  v1::GetVerdictResponse verdicts;
+  EXPECT_EQ(v.GetVerdict(s.request_id, &verdicts).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+}
+
+// Regression: a refusal verdict was credited to the refused envelope's
+// unverified prover_id. It is charged to the authenticated submitter.
+TEST(VerifierNodeTest, RefusalVerdictIsChargedToTheAuthenticatedSubmitter) {
+  TempDir dir;
+  NodeSetup setup{.openings = std::make_shared<HonestOpenings>(), .rate = 0};
+  setup.mtls = true;
+  Verifier v(dir.path(), setup);
+  // prover-1 submits an envelope signed by a foreign key that claims to be
+  // prover-2's.
+  Served s = Serve(StrangerKey(), "prover-2");
+  v1::SubmitResult r = v.SubmitOne(s.envelope);
+  EXPECT_EQ(r.code(), int(grpc::StatusCode::PERMISSION_DENIED)) << r.message();
+  // Again: refused, and its verdict is in the log once.
   EXPECT_EQ(v.SubmitOne(s.envelope).code(),
             int(grpc::StatusCode::PERMISSION_DENIED));
   ASSERT_EQ(v.node().log()->Size(), 1u);
@@ -241,17 +420,69 @@ TEST(VerifierNodeTest, UnregisteredKeyIsRefusedWithALoggedFailSignature) {
   const v1::Verdict verdict =
       v.OpenVerdict(verdicts.verdicts(0).verdict_envelope());
   EXPECT_EQ(verdict.outcome(), v1::FAIL_SIGNATURE);
+  EXPECT_EQ(verdict.refused_submitter(), "prover-1");
   EXPECT_FALSE(verdict.has_commitment_leaf_index());
   EXPECT_EQ(verdict.commitment_leaf_hash(), Str(store::LeafHash(s.envelope)));
-  // The refused envelope is kept for evidence.
+  // Listed under the submitter, not under the prover the envelope names.
+  EXPECT_EQ(v.ListOf("prover-1").size(), 1u);
+  EXPECT_TRUE(v.ListOf("prover-2").empty());
+  // The refused envelope is kept for evidence (auditor role).
+  auto auditor =
+      rpc::MakeChannel("127.0.0.1:" + std::to_string(v.port()),
+                       rpc::fixture::TestCerts::Get().Client("auditor-1"));
+  ASSERT_TRUE(auditor.ok()) << auditor.status();
   v1::GetEvidenceRequest ereq;
   ereq.set_request_id(s.request_id);
   v1::EvidenceBundle bundle;
   grpc::ClientContext ctx;
-  ASSERT_TRUE(v.audit->GetEvidence(&ctx, ereq, &bundle).ok());
+  grpc::Status got =
+      v1::Audit::NewStub(*auditor)->GetEvidence(&ctx, ereq, &bundle);
+  ASSERT_TRUE(got.ok()) << got.error_message();
   EXPECT_EQ(bundle.commitment_envelope(), s.envelope);
   EXPECT_FALSE(bundle.has_commitment_inclusion());
   EXPECT_EQ(bundle.verdict_inclusion().leaf_index(), 0u);
+}
+
+// Regression: a compromised prover certificate could flood the log with
+// signed refusals. At most one per second per submitter is logged.
+TEST(VerifierNodeTest, RefusalVerdictsAreRateLimitedPerSubmitter) {
+  TempDir dir;
+  NodeSetup setup{.openings = std::make_shared<HonestOpenings>(), .rate = 0};
+  setup.mtls = true;
+  Verifier v(dir.path(), setup);
+  std::vector<std::string> forged;
+  for (int i = 0; i < 4; ++i) {
+    forged.push_back(
+        Serve(StrangerKey(), "prover-1", {3, int32_t(10 + i)}).envelope);
+  }
+  v1::SubmitResponse response;
+  ASSERT_TRUE(v.Submit(forged, &response).ok());
+  ASSERT_EQ(response.results_size(), 4);
+  for (const v1::SubmitResult& r : response.results()) {
+    EXPECT_EQ(r.code(), int(grpc::StatusCode::PERMISSION_DENIED))
+        << r.message();
+  }
+  EXPECT_EQ(v.node().log()->Size(), 1u);
+  EXPECT_EQ(v.ListOf("prover-1").size(), 1u);
+}
+
+TEST(VerifierNodeTest, SubmitterMayOnlySubmitItsOwnCommitments) {
+  TempDir dir;
+  NodeSetup setup{.openings = std::make_shared<HonestOpenings>(), .rate = 0};
+  setup.mtls = true;
+  setup.client_cn = "prover-2";
+  Verifier v(dir.path(), setup);
+  // prover-1's own, validly signed commitment, submitted by prover-2.
+  v1::SubmitResult r = v.SubmitOne(Serve(ProverKey(), "prover-1").envelope);
+  EXPECT_EQ(r.code(), int(grpc::StatusCode::PERMISSION_DENIED));
+  EXPECT_EQ(r.message(),
+            "Commitment.prover_id: got \"prover-1\", but the submitter's "
+            "client certificate CN is \"prover-2\" (a prover submits only "
+            "its own commitments)");
+  EXPECT_EQ(v.node().log()->Size(), 0u);
+  // Its own is logged.
+  EXPECT_EQ(v.SubmitOne(Serve(Prover2Key(), "prover-2").envelope).code(), 0);
+  EXPECT_EQ(v.node().log()->Size(), 1u);
 }
 
 TEST(VerifierNodeTest, MalformedAndOversizedBatchesAppendNothing) {
@@ -571,6 +802,124 @@ TEST(VerifierNodeTest, StartIndexesAndAuditsEntriesLoggedButNotIndexed) {
             v1::PASS);
   // And the request id is now taken.
   EXPECT_TRUE(v.SubmitOne(s.envelope).duplicate());
+}
+
+// Regression: an opening asked for while the prover was down (restarting,
+// or not yet up) became a permanent FAIL_OPENING for an honest prover.
+TEST(VerifierNodeTest, AuditOfAProverDownAtFirstPassesOnceItServes) {
+  TempDir dir;
+  const std::string address = FreeAddress();
+  NodeSetup setup;  // the node's own gRPC opening client
+  setup.opening_address = address;
+  Verifier v(dir.path(), setup);
+  Served s = Serve(ProverKey(), "prover-1");
+  HonestOpenings honest;
+  honest.Add(s);
+  OpeningService service(honest);
+  ASSERT_EQ(v.SubmitOne(s.envelope).code(), 0);  // the audit starts now
+  absl::SleepFor(absl::Milliseconds(300));
+  std::unique_ptr<rpc::RunningServer> prover = ServeOpenings(service, address);
+  ASSERT_NE(prover, nullptr);
+  ASSERT_TRUE(v.node().WaitIdle(absl::Seconds(60)).ok());
+  v1::GetVerdictResponse verdicts;
+  ASSERT_TRUE(v.GetVerdict(s.request_id, &verdicts).ok());
+  ASSERT_EQ(verdicts.verdicts_size(), 1);
+  const v1::Verdict verdict =
+      v.OpenVerdict(verdicts.verdicts(0).verdict_envelope());
+  EXPECT_EQ(verdict.outcome(), v1::PASS) << verdict.DebugString();
+  EXPECT_EQ(service.calls(), 1);
+  EXPECT_EQ(v.node().counters().audit_errors, 0u);
+  v.Stop(absl::Seconds(5)).IgnoreError();
+  prover->Shutdown(std::chrono::milliseconds(0));
+}
+
+// Regression: a prover registered without an Opening address got a
+// FAIL_OPENING for the verifier's own gap. The audit stays pending (and is
+// logged as an audit_error); once the address is known, it passes.
+TEST(VerifierNodeTest, ProverWithoutOpeningAddressLeavesTheAuditPending) {
+  TempDir dir;
+  Served s = Serve(ProverKey(), "prover-1");
+  {
+    Verifier v(dir.path(), NodeSetup{});  // no opening address for prover-1
+    ::testing::internal::CaptureStderr();
+    ASSERT_EQ(v.SubmitOne(s.envelope).code(), 0);
+    ASSERT_TRUE(v.node().WaitIdle(absl::Seconds(60)).ok());
+    const std::string log = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(v.node().counters().audit_errors, 1u);
+    EXPECT_EQ(v.node().log()->Size(), 1u);  // the commitment, no verdict
+    EXPECT_NE(log.find("\"event\":\"audit_error\""), std::string::npos) << log;
+    EXPECT_NE(log.find("without an Opening address"), std::string::npos) << log;
+  }
+  HonestOpenings honest;
+  honest.Add(s);
+  OpeningService service(honest);
+  const std::string address = FreeAddress();
+  std::unique_ptr<rpc::RunningServer> prover = ServeOpenings(service, address);
+  NodeSetup setup;
+  setup.opening_address = address;
+  Verifier v(dir.path(), setup);
+  ASSERT_TRUE(v.node().WaitIdle(absl::Seconds(60)).ok());
+  v1::GetVerdictResponse verdicts;
+  ASSERT_TRUE(v.GetVerdict(s.request_id, &verdicts).ok());
+  ASSERT_EQ(verdicts.verdicts_size(), 1);
+  EXPECT_EQ(v.OpenVerdict(verdicts.verdicts(0).verdict_envelope()).outcome(),
+            v1::PASS);
+  v.Stop(absl::Seconds(5)).IgnoreError();
+  prover->Shutdown(std::chrono::milliseconds(0));
+}
+
+// Regression: the verifier's engine could be shorter than the model, so
+// commitments the model allows could never be audited.
+TEST(VerifierNodeTest, EngineShorterThanTheModelIsRefused) {
+  TempDir dir;
+  kernels::model::EngineOptions short_context;
+  short_context.max_context = 64;
+  auto engine = kernels::model::Engine::Create(
+      *TheWorld().synth->model, TheWorld().executor.get(), short_context);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  VerifierOptions o;
+  o.verifier_id = "verifier-test";
+  o.engine = engine->get();
+  o.key = Verifier::Key();
+  o.db_dir = dir.path();
+  auto node = VerifierNode::Create(std::move(o));
+  ASSERT_FALSE(node.ok());
+  EXPECT_EQ(node.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string max_positions =
+      std::to_string(TheWorld().synth->model->config().max_positions);
+  EXPECT_EQ(node.status().message(),
+            "VerifierOptions.engine: got an engine with max_context 64, want "
+            "max_context >= the model's max_positions (" +
+                max_positions +
+                ") so that every commitment the model allows can be "
+                "audited; create the verifier's engine with "
+                "EngineOptions.max_context = " +
+                max_positions);
+}
+
+// Regression: a bundle over the server's send limit failed inside gRPC.
+TEST(VerifierNodeTest, EvidenceOverTheLimitIsRefusedWithItsSize) {
+  TempDir dir;
+  auto openings = std::make_shared<HonestOpenings>();
+  NodeSetup setup{.openings = openings};
+  setup.max_evidence_bytes = 1000;
+  Verifier v(dir.path(), setup);
+  Served s = Serve(ProverKey(), "prover-1");
+  openings->Add(s);
+  ASSERT_EQ(v.SubmitOne(s.envelope).code(), 0);
+  ASSERT_TRUE(v.node().WaitIdle(absl::Seconds(60)).ok());
+  v1::GetEvidenceRequest ereq;
+  ereq.set_request_id(s.request_id);
+  v1::EvidenceBundle bundle;
+  grpc::ClientContext ctx;
+  grpc::Status st = v.audit->GetEvidence(&ctx, ereq, &bundle);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(st.error_message().find("EvidenceBundle: got "), std::string::npos)
+      << st.error_message();
+  EXPECT_NE(st.error_message().find(
+                " bytes, want <= 1000 (VerifierOptions.max_evidence_bytes"),
+            std::string::npos)
+      << st.error_message();
 }
 
 }  // namespace

@@ -62,8 +62,12 @@ inline World& TheWorld() {
     auto ex = kernels::model::MakeExecutor(*backend);
     EXPECT_TRUE(ex.ok());
     world->executor = std::move(*ex);
-    auto engine = kernels::model::Engine::Create(*world->synth->model,
-                                                 world->executor.get(), {});
+    // A verifier's engine covers every position the model allows
+    // (VerifierNode refuses a shorter one).
+    kernels::model::EngineOptions options;
+    options.max_context = world->synth->model->config().max_positions;
+    auto engine = kernels::model::Engine::Create(
+        *world->synth->model, world->executor.get(), options);
     EXPECT_TRUE(engine.ok()) << engine.status().ToString();
     world->engine = std::move(*engine);
     world->model_digest = Str(world->synth->model->digest().root);
@@ -128,6 +132,9 @@ struct Served {
   }
 };
 
+// Output tokens of every Serve'd request (ignore_eos: exactly these).
+inline constexpr int64_t kServedTokens = 4;
+
 // Serves `prompt` greedily with Engine::Generate as a prover does and signs
 // the commitment with `key` as prover `prover_id`.
 inline Served Serve(const store::Ed25519PrivateKey& key,
@@ -139,7 +146,7 @@ inline Served Serve(const store::Ed25519PrivateKey& key,
   HashingTap tap(w.layers, w.width, s.Key());
   kernels::model::GenerationRequest req;
   req.prompt = s.prompt;
-  req.max_new_tokens = 4;
+  req.max_new_tokens = kServedTokens;
   req.ignore_eos = true;
   req.sampling.seed = s.seed;
   req.tap = &tap;
@@ -166,6 +173,12 @@ inline Served Serve(const store::Ed25519PrivateKey& key,
   c.set_hidden_size(w.width);
   c.set_created_at_unix_nanos(1700000000000000000);
   c.set_finish_reason(v1::FINISH_REASON_MAX_TOKENS);
+  c.set_max_new_tokens(kServedTokens);
+  for (int32_t id : w.synth->model->config().eos_token_ids) {
+    c.add_stop_token_ids(id);
+  }
+  c.set_ignore_eos(true);
+  c.set_max_context(w.engine->max_context());
   absl::StatusOr<std::string> env = store::SignCommitment(c, key);
   EXPECT_TRUE(env.ok()) << env.status();
   s.envelope = env.value_or("");
@@ -194,8 +207,8 @@ class HonestOpenings : public OpeningSource {
   }
 
   absl::StatusOr<Opening> Open(std::string_view, std::string_view request_id,
-                               const std::vector<uint32_t>& layers,
-                               absl::Time) override {
+                               const std::vector<uint32_t>& layers, uint64_t,
+                               uint64_t, absl::Time) override {
     Served s;
     {
       absl::MutexLock lock(&mu_);

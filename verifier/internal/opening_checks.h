@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "layerproof/v1/records.pb.h"
+#include "verifier/internal/bytes.h"
 #include "verifier/re_executor.h"
 
 namespace layerproof::verifier::internal {
@@ -31,15 +32,11 @@ absl::Status CheckOpening(const Opening& opening,
                           const std::vector<uint32_t>& layers,
                           int64_t vocab_size);
 
-// `text` made fit for Verdict.detail: printable ASCII only (anything else,
-// e.g. bytes from a prover's error message, becomes '?'), at most
-// store::kMaxVerdictDetailBytes bytes.
+// `text` made fit for Verdict.detail: printable ASCII only (anything else
+// becomes '?', so it is valid UTF-8), at most store::kMaxVerdictDetailBytes
+// bytes. The one such function of the verifier (every verdict's detail
+// goes through it).
 std::string VerdictDetail(std::string_view text);
-
-// A digest as the bytes a record stores.
-inline std::string DigestBytes(const std::array<uint8_t, 32>& d) {
-  return std::string(reinterpret_cast<const char*>(d.data()), d.size());
-}
 
 }  // namespace layerproof::verifier::internal
 

@@ -1,0 +1,195 @@
+// `layerproof serve verifier` and `layerproof serve prover` as real
+// processes over mutual TLS (docs/security.md): their flags wire
+// certificates, roles and the provers file, a request is committed, logged
+// and audited PASS, a client without the prover role cannot submit, and
+// SIGTERM shuts both down cleanly (exit 0), the prover only after the
+// requests in flight have finished and their commitments are logged.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "store/crypto.h"
+#include "store/merkle.h"
+#include "tests/integration/cluster.h"
+#include "tests/integration/node_process.h"
+#include "tests/rpc/test_certs.h"
+
+namespace layerproof::integration {
+namespace {
+
+using rpc::fixture::TestCerts;
+
+template <typename Service>
+std::unique_ptr<typename Service::Stub> Stub(const std::string& address,
+                                             const std::string& who) {
+  auto channel = rpc::MakeChannel(address, TestCerts::Get().Client(who));
+  EXPECT_TRUE(channel.ok()) << channel.status();
+  return Service::NewStub(*channel);
+}
+
+TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
+  const TestCerts& certs = TestCerts::Get();
+  ASSERT_TRUE(certs.ok());
+  Cluster cluster;  // only for its model and temp dir
+  const std::string root = cluster.root();
+  auto prover_key = store::Ed25519PrivateKey::Generate();
+  ASSERT_TRUE(prover_key.ok());
+  ASSERT_TRUE(store::WriteKeyPair(*prover_key, root + "/prover").ok());
+  ASSERT_TRUE(
+      store::WriteKeyPair(cluster.verifier_private_key(), root + "/verifier")
+          .ok());
+  std::ofstream(root + "/roles.json")
+      << R"({"prover-1": ["prover"], "verifier-1": ["auditor"],
+             "auditor-1": ["auditor"]})";
+  const int prover_port = ReservePort();
+  const std::string prover_address = "127.0.0.1:" + std::to_string(prover_port);
+  std::ofstream(root + "/provers.json")
+      << R"({"provers": [{"id": "prover-1", "public_key_file": "prover.pub",
+             "opening_address": ")"
+      << prover_address << R"("}]})";
+  const std::vector<std::string> server_tls = {
+      "--tls-cert", certs.Pem("server"), "--tls-key",   certs.Key("server"),
+      "--tls-ca",   certs.Pem("ca"),     "--roles",     root + "/roles.json",
+      "--peer-ca",  certs.Pem("ca"),     "--peer-name", "localhost"};
+  const auto with = [&](std::vector<std::string> args, const std::string& who) {
+    args.insert(args.end(), server_tls.begin(), server_tls.end());
+    for (const std::string& a : {std::string("--client-cert"), certs.Pem(who),
+                                 std::string("--client-key"), certs.Key(who)}) {
+      args.push_back(a);
+    }
+    return args;
+  };
+
+  NodeProcess verifier(
+      with({"serve", "verifier", "--model", cluster.model_dir(), "--key",
+            root + "/verifier.key", "--db", root + "/db", "--listen",
+            "127.0.0.1:0", "--provers", root + "/provers.json", "--audit-rate",
+            "1", "--layers-per-audit", "2"},
+           "verifier-1"));
+  ASSERT_FALSE(verifier.address().empty());
+  NodeProcess prover(
+      with({"serve", "prover", "--model", cluster.model_dir(), "--key",
+            root + "/prover.key", "--listen", prover_address, "--verifier",
+            verifier.address(), "--journal", root + "/journal"},
+           "prover-1"));
+  ASSERT_EQ(prover.address(), prover_address);
+
+  // A client with any certificate from the CA may generate.
+  auto inference = Stub<v1::Inference>(prover.address(), "stranger");
+  v1::GenerateRequest request;
+  request.set_text("the quick brown fox");
+  request.set_max_tokens(4);
+  request.set_client_nonce("cli-test");
+  v1::GenerateResponse response;
+  grpc::ClientContext context;
+  const grpc::Status status = inference->Generate(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(response.receipt().has_inclusion());
+
+  // It is audited (rate 1) and passes.
+  auto audit = Stub<v1::Audit>(verifier.address(), "stranger");
+  v1::GetVerdictResponse verdicts;
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (verdicts.verdicts_size() == 0 && absl::Now() < deadline) {
+    v1::GetVerdictRequest get;
+    get.set_request_id(response.request_id());
+    grpc::ClientContext get_context;
+    ASSERT_TRUE(audit->GetVerdict(&get_context, get, &verdicts).ok());
+    if (verdicts.verdicts_size() == 0) {
+      absl::SleepFor(absl::Milliseconds(20));  // polling the verifier
+    }
+  }
+  ASSERT_EQ(verdicts.verdicts_size(), 1);
+  v1::Envelope envelope;
+  ASSERT_TRUE(
+      envelope.ParseFromString(verdicts.verdicts(0).verdict_envelope()));
+  v1::Verdict verdict;
+  ASSERT_TRUE(verdict.ParseFromString(envelope.payload()));
+  EXPECT_EQ(verdict.outcome(), v1::PASS) << verdict.detail();
+
+  // Only the prover's certificate may submit.
+  auto log = Stub<v1::Log>(verifier.address(), "auditor-1");
+  v1::SubmitRequest submit;
+  submit.add_envelopes(response.commitment_envelope());
+  v1::SubmitResponse submitted;
+  grpc::ClientContext submit_context;
+  EXPECT_EQ(log->Submit(&submit_context, submit, &submitted).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+
+  // SIGTERM with requests in flight: each finishes, is committed and
+  // logged; nothing is lost.
+  constexpr int kInFlight = 4;
+  std::vector<v1::GenerateResponse> finished(kInFlight);
+  std::vector<std::thread> streams;
+  std::atomic<int> started{0};
+  for (int i = 0; i < kInFlight; ++i) {
+    streams.emplace_back([&, i] {
+      auto stub = Stub<v1::Inference>(prover.address(), "stranger");
+      v1::GenerateRequest long_request;
+      long_request.set_text("stream " + std::to_string(i));
+      long_request.set_max_tokens(400);
+      long_request.set_ignore_eos(true);
+      grpc::ClientContext stream_context;
+      auto reader = stub->GenerateStream(&stream_context, long_request);
+      v1::GenerateEvent event;
+      bool counted = false;
+      while (reader->Read(&event)) {
+        if (!counted) ++started, counted = true;
+        if (event.has_done()) finished[i] = event.done();
+      }
+      const grpc::Status done = reader->Finish();
+      EXPECT_TRUE(done.ok()) << done.error_message();
+    });
+  }
+  const absl::Time start_deadline = absl::Now() + absl::Seconds(60);
+  while (started < kInFlight && absl::Now() < start_deadline) {
+    absl::SleepFor(absl::Milliseconds(5));  // polling the streams
+  }
+  ASSERT_EQ(started.load(), kInFlight);
+  prover.Kill(SIGTERM);
+  for (std::thread& t : streams) t.join();
+  EXPECT_TRUE(WIFEXITED(prover.exit_status()));
+  EXPECT_EQ(WEXITSTATUS(prover.exit_status()), 0);
+  auto reader_log = Stub<v1::Log>(verifier.address(), "stranger");
+  for (const v1::GenerateResponse& r : finished) {
+    ASSERT_FALSE(r.commitment_envelope().empty());
+    EXPECT_EQ(r.output_token_ids_size(), 400);
+    const store::Sha256Hash leaf = store::LeafHash(r.commitment_envelope());
+    v1::GetInclusionProofRequest get_proof;
+    get_proof.set_leaf_hash(std::string(leaf.begin(), leaf.end()));
+    v1::GetInclusionProofResponse proof;
+    grpc::ClientContext proof_context;
+    const grpc::Status logged =
+        reader_log->GetInclusionProof(&proof_context, get_proof, &proof);
+    EXPECT_TRUE(logged.ok()) << logged.error_message();
+  }
+
+  verifier.Kill(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(verifier.exit_status()));
+  EXPECT_EQ(WEXITSTATUS(verifier.exit_status()), 0);
+}
+
+TEST(ServeCommands, PlaintextNeedsInsecureAndUsageErrorsExitTwo) {
+  Cluster cluster;
+  const std::string binary = LP_LAYERPROOF_BINARY;
+  const auto run = [&](const std::string& args) {
+    const int rc = std::system((binary + " " + args + " 2>/dev/null").c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  // No TLS flags and no --insecure: a usage error, nothing started.
+  EXPECT_EQ(run("serve prover --model " + cluster.model_dir() +
+                " --key k --listen 127.0.0.1:0 --verifier 127.0.0.1:1"
+                " --journal " +
+                cluster.root() + "/j"),
+            2);
+  EXPECT_FALSE(std::filesystem::exists(cluster.root() + "/j"));
+  EXPECT_EQ(run("serve verifier --model x"), 2);
+  EXPECT_EQ(run("serve nothing"), 2);
+  EXPECT_EQ(run("serve --help"), 0);
+}
+
+}  // namespace
+}  // namespace layerproof::integration
