@@ -3,11 +3,11 @@
 #include <utility>
 
 #include "prover/commitment_builder.h"
-#include "prover/internal/structured_log.h"
 #include "store/commitment.h"
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
+#include "store/rpc/structured_log.h"
 #include "store/status.h"
 
 namespace layerproof::prover {
@@ -204,7 +204,7 @@ void InferencePipeline::Commit(
   entry.set_created_at_unix_nanos(in.created_at_unix_nanos);
   absl::Status journaled = journal_.Put(entry);
   if (!journaled.ok()) {
-    internal::LogEvent(
+    rpc::LogEvent(
         "error", "prover.pipeline", "journal_write_failed",
         {{"request_id", store::HexEncode(store::AsBytes(entry.request_id()))},
          {"message", std::string(journaled.message())}});

@@ -4,11 +4,11 @@
 #include <utility>
 
 #include "grpcpp/client_context.h"
-#include "prover/internal/structured_log.h"
 #include "store/checkpoint.h"
 #include "store/crypto.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
+#include "store/rpc/structured_log.h"
 
 namespace layerproof::prover {
 namespace {
@@ -280,7 +280,7 @@ std::vector<LogSubmitter::Item> LogSubmitter::SubmitBatch(
   }
   if (!status.ok()) return batch;  // retried with backoff
   if (response.results_size() != static_cast<int>(batch.size())) {
-    internal::LogEvent(
+    rpc::LogEvent(
         "warn", "prover.submitter", "bad_submit_response",
         {{"results", response.results_size()}, {"sent", batch.size()}});
     return batch;
@@ -301,19 +301,18 @@ std::vector<LogSubmitter::Item> LogSubmitter::SubmitBatch(
               ? CheckedInclusion(item.envelope, r, response, *checkpoint)
               : absl::StatusOr<v1::LogInclusion>(checkpoint.status());
       if (!inclusion.ok()) {
-        internal::LogEvent(
-            "warn", "prover.submitter", "bad_inclusion",
-            {{"request_id", Hex(item.request_id)},
-             {"message", std::string(inclusion.status().message())}});
+        rpc::LogEvent("warn", "prover.submitter", "bad_inclusion",
+                      {{"request_id", Hex(item.request_id)},
+                       {"message", std::string(inclusion.status().message())}});
         retry.push_back(std::move(item));
         continue;
       }
       absl::Status journaled =
           journal_.SetInclusion(item.request_id, *inclusion);
       if (!journaled.ok() && !absl::IsNotFound(journaled)) {
-        internal::LogEvent("error", "prover.submitter", "journal_write_failed",
-                           {{"request_id", Hex(item.request_id)},
-                            {"message", std::string(journaled.message())}});
+        rpc::LogEvent("error", "prover.submitter", "journal_write_failed",
+                      {{"request_id", Hex(item.request_id)},
+                       {"message", std::string(journaled.message())}});
       }
       ReceiptOutcome outcome;
       outcome.kind = ReceiptOutcome::Kind::kIncluded;
@@ -322,16 +321,16 @@ std::vector<LogSubmitter::Item> LogSubmitter::SubmitBatch(
     } else if (IsTransientSubmitCode(r.code())) {
       retry.push_back(std::move(item));
     } else {
-      internal::LogEvent("warn", "prover.submitter", "commitment_refused",
-                         {{"request_id", Hex(item.request_id)},
-                          {"code", r.code()},
-                          {"message", r.message()}});
+      rpc::LogEvent("warn", "prover.submitter", "commitment_refused",
+                    {{"request_id", Hex(item.request_id)},
+                     {"code", r.code()},
+                     {"message", r.message()}});
       absl::Status marked =
           journal_.MarkRefused(item.request_id, r.code(), r.message());
       if (!marked.ok() && !absl::IsNotFound(marked)) {
-        internal::LogEvent("error", "prover.submitter", "journal_write_failed",
-                           {{"request_id", Hex(item.request_id)},
-                            {"message", std::string(marked.message())}});
+        rpc::LogEvent("error", "prover.submitter", "journal_write_failed",
+                      {{"request_id", Hex(item.request_id)},
+                       {"message", std::string(marked.message())}});
       }
       ReceiptOutcome outcome;
       outcome.kind = ReceiptOutcome::Kind::kRefused;

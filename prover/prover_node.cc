@@ -13,11 +13,11 @@
 #include "prover/commitment_builder.h"
 #include "prover/inference_pipeline.h"
 #include "prover/internal/services.h"
-#include "prover/internal/structured_log.h"
 #include "prover/internal/worker_pool.h"
 #include "prover/journal.h"
 #include "store/commitment.h"
 #include "store/internal/str_cat.h"
+#include "store/rpc/structured_log.h"
 #include "store/status.h"
 
 namespace layerproof::prover {
@@ -99,18 +99,18 @@ struct ProverNode::Impl {
     const int64_t cutoff = now - absl::ToInt64Nanoseconds(options.retention);
     absl::StatusOr<JournalSweep> sweep = j->DeleteOlderThan(cutoff);
     if (!sweep.ok()) {
-      internal::LogEvent("error", "prover.journal", "sweep_failed",
-                         {{"message", std::string(sweep.status().message())}});
+      rpc::LogEvent("error", "prover.journal", "sweep_failed",
+                    {{"message", std::string(sweep.status().message())}});
       return sweep;
     }
     if (sweep->deleted > 0) {
-      internal::LogEvent("info", "prover.journal", "swept",
-                         {{"deleted", sweep->deleted}});
+      rpc::LogEvent("info", "prover.journal", "swept",
+                    {{"deleted", sweep->deleted}});
     }
     if (sweep->pending_kept > 0) {
       // Kept past the retention because the log has not acknowledged them:
       // a sign that the log has been unreachable (or refusing) for long.
-      internal::LogEvent(
+      rpc::LogEvent(
           "warn", "prover.journal", "pending_past_retention",
           {{"pending_kept", sweep->pending_kept},
            {"oldest_age_ms",
@@ -167,8 +167,8 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   LP_ASSIGN_OR_RETURN(std::vector<v1::JournalEntry> pending,
                       n.journal->Pending());
   if (!pending.empty()) {
-    internal::LogEvent("info", "prover.submitter", "requeued",
-                       {{"pending", pending.size()}});
+    rpc::LogEvent("info", "prover.submitter", "requeued",
+                  {{"pending", pending.size()}});
   }
   n.submitter->Requeue(pending);
 

@@ -10,11 +10,11 @@
 #include "kernels/status.h"
 // One structured-log format for every node: the prover's header is reused
 // as is (it is to move to store/ for both).
-#include "prover/internal/structured_log.h"
 #include "store/commitment.h"
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
+#include "store/rpc/structured_log.h"
 #include "verifier/internal/bytes.h"
 #include "verifier/internal/opening_checks.h"
 
@@ -24,7 +24,7 @@ namespace {
 using internal::DigestBytes;
 using internal::Hex;
 using internal::VerdictDetail;
-using prover::internal::LogEvent;
+using rpc::LogEvent;
 using store::internal::Cat;
 
 constexpr char kLogComponent[] = "verifier.audits";

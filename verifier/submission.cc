@@ -5,11 +5,11 @@
 
 #include "kernels/status.h"
 // The prover's structured-log header, reused (it is to move to store/).
-#include "prover/internal/structured_log.h"
 #include "store/commitment.h"
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
+#include "store/rpc/structured_log.h"
 #include "store/submit.h"
 #include "verifier/evidence.h"
 #include "verifier/internal/bytes.h"
@@ -17,7 +17,7 @@
 namespace layerproof::verifier {
 namespace {
 
-using prover::internal::LogEvent;
+using rpc::LogEvent;
 using store::internal::Cat;
 
 constexpr char kLogComponent[] = "verifier.submissions";

@@ -170,6 +170,9 @@ class Engine {
   std::map<SequenceId, std::unique_ptr<Sequence>> sequences_;
   std::vector<FinishedSequence> finished_;
   std::unique_ptr<Workspace> step_ws_;
+  // Computes the sampler's softmax; null: the scalar ref (no faster CPU
+  // backend on this machine).
+  Backend* sampling_backend_ = nullptr;
 };
 
 }  // namespace layerproof::kernels::model

@@ -30,7 +30,8 @@ Status ValidateSamplingParams(const SamplingParams& p) {
 }
 
 StatusOr<int32_t> SampleToken(const float* logits, int64_t vocab,
-                              const SamplingParams& params, uint64_t position) {
+                              const SamplingParams& params, uint64_t position,
+                              Backend* softmax) {
   FpEnvGuard guard;
   LP_RETURN_IF_ERROR(ValidateSamplingParams(params));
   if (logits == nullptr || vocab < 1 || vocab > (int64_t{1} << 31) - 1) {
@@ -42,7 +43,12 @@ StatusOr<int32_t> SampleToken(const float* logits, int64_t vocab,
   }
   std::vector<float> p(vocab);
   for (int64_t i = 0; i < vocab; ++i) p[i] = logits[i] / params.temperature;
-  ref::SoftmaxRow(p.data(), vocab, p.data());
+  if (softmax != nullptr) {
+    std::vector<float> scaled = p;
+    LP_RETURN_IF_ERROR(softmax->Softmax(scaled.data(), 1, vocab, p.data()));
+  } else {
+    ref::SoftmaxRow(p.data(), vocab, p.data());
+  }
   if (std::isnan(p[0])) {
     return InvalidArgument(
         "sampling logits: softmax is NaN (a NaN logit, or "

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "kernels/backend.h"
 #include "kernels/status.h"
 
 namespace layerproof::kernels {
@@ -26,9 +27,13 @@ Status ValidateSamplingParams(const SamplingParams& p);
 
 // Picks the token at sequence `position` from logits[0..vocab). Fails on
 // invalid params or a NaN in the logits (sampling mode only; greedy ranks
-// NaN first, as Argmax does).
+// NaN first, as Argmax does). `softmax`, when set, computes the
+// probabilities: every backend's Softmax gives ref's bits (the cross-backend
+// tests check it), so the token is the same, only faster than the scalar
+// oracle; null uses ref.
 StatusOr<int32_t> SampleToken(const float* logits, int64_t vocab,
-                              const SamplingParams& params, uint64_t position);
+                              const SamplingParams& params, uint64_t position,
+                              Backend* softmax = nullptr);
 
 }  // namespace layerproof::kernels
 

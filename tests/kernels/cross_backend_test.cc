@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/ref/rope_table.h"
+#include "kernels/ref/sampling.h"
 #include "tests/kernels/test_util.h"
 
 namespace layerproof::kernels {
@@ -184,6 +185,32 @@ TEST_P(CrossBackendTest, SoftmaxRowsWithMaskedEntries) {
     ASSERT_TRUE(Ref()->Softmax(x.data(), rows, n, want.data()).ok());
     ASSERT_TRUE(Fast()->Softmax(x.data(), rows, n, got.data()).ok());
     ASSERT_TRUE(BitsEqual(want, got));
+  }
+}
+
+// The sampler may take its softmax from any backend (the engine uses the
+// fastest CPU one): the drawn token must be ref's for every parameter set.
+TEST_P(CrossBackendTest, SamplerWithBackendSoftmaxDrawsRefsToken) {
+  std::mt19937 rng(99);
+  std::normal_distribution<float> logit(0.0f, 3.0f);
+  const SamplingParams params[] = {{0.7f, 0, 1.0f, 1},
+                                   {1.0f, 40, 0.95f, 2},
+                                   {1.3f, 1, 1.0f, 3},
+                                   {0.2f, 0, 0.5f, 4},
+                                   {2.0f, 1000, 0.9f, 5}};
+  for (int64_t vocab :
+       {int64_t{1}, int64_t{37}, int64_t{1000}, int64_t{8192}}) {
+    std::vector<float> logits(vocab);
+    for (float& x : logits) x = logit(rng);
+    if (vocab > 10) logits[3] = logits[7];  // a tie
+    for (const SamplingParams& p : params) {
+      for (uint64_t position : {uint64_t{0}, uint64_t{17}, uint64_t{1} << 33}) {
+        auto want = SampleToken(logits.data(), vocab, p, position);
+        auto got = SampleToken(logits.data(), vocab, p, position, Fast());
+        ASSERT_TRUE(want.ok() && got.ok());
+        EXPECT_EQ(*got, *want) << "vocab " << vocab << " T " << p.temperature;
+      }
+    }
   }
 }
 

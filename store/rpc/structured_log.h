@@ -1,13 +1,13 @@
-// One-line structured logs of the prover on stderr: a JSON object per line
-// with "ts" (RFC 3339 UTC), "level", "component", "event" and the event's
-// fields, e.g.
+// One-line structured logs of every node (prover, verifier) on stderr: a JSON
+// object per line with "ts" (RFC 3339 UTC), "level", "component", "event" and
+// the event's fields, e.g.
 //   {"component":"prover.submitter","event":"commitment_refused",
 //    "level":"warn","request_id":"…","code":7,"message":"…","ts":"…"}
 // Never logs tokens, activations, salts or seeds. Thread safety: each line
 // is written with one fwrite, so lines from different threads never
 // interleave.
-#ifndef LAYERPROOF_PROVER_INTERNAL_STRUCTURED_LOG_H_
-#define LAYERPROOF_PROVER_INTERNAL_STRUCTURED_LOG_H_
+#ifndef LAYERPROOF_STORE_RPC_STRUCTURED_LOG_H_
+#define LAYERPROOF_STORE_RPC_STRUCTURED_LOG_H_
 
 #include <cstdio>
 #include <string>
@@ -16,7 +16,7 @@
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 
-namespace layerproof::prover::internal {
+namespace layerproof::rpc {
 
 inline void LogEvent(const char* level, const char* component,
                      const char* event, nlohmann::json fields = {}) {
@@ -32,6 +32,6 @@ inline void LogEvent(const char* level, const char* component,
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
-}  // namespace layerproof::prover::internal
+}  // namespace layerproof::rpc
 
-#endif  // LAYERPROOF_PROVER_INTERNAL_STRUCTURED_LOG_H_
+#endif  // LAYERPROOF_STORE_RPC_STRUCTURED_LOG_H_
