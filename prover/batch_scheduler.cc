@@ -29,6 +29,21 @@ absl::StatusOr<uint64_t> BatchScheduler::Enqueue(ScheduledGeneration g) {
   return ticket;
 }
 
+absl::StatusOr<std::vector<uint64_t>> BatchScheduler::EnqueueAll(
+    std::vector<ScheduledGeneration> gs) {
+  absl::MutexLock lock(&mu_);
+  if (draining_) {
+    return absl::UnavailableError(
+        "prover: shutting down, not accepting requests");
+  }
+  std::vector<uint64_t> tickets;
+  for (ScheduledGeneration& g : gs) {
+    tickets.push_back(next_ticket_++);
+    waiting_.push_back(Waiting{tickets.back(), std::move(g)});
+  }
+  return tickets;
+}
+
 void BatchScheduler::Cancel(uint64_t ticket) {
   absl::MutexLock lock(&mu_);
   cancels_.push_back(ticket);

@@ -52,6 +52,10 @@ class BatchScheduler {
 
   // Queues `g`; returns its ticket (for Cancel). Unavailable once draining.
   absl::StatusOr<uint64_t> Enqueue(ScheduledGeneration g);
+  // Queues every one of `gs` at once, so that they join the same engine
+  // step (as far as max_sequences allows); their tickets in order.
+  absl::StatusOr<std::vector<uint64_t>> EnqueueAll(
+      std::vector<ScheduledGeneration> gs);
   // Cancels the request with `ticket`; unknown or finished tickets are
   // ignored.
   void Cancel(uint64_t ticket);

@@ -18,6 +18,12 @@
 # temporary databases go to build-bench/bench-tmp/, on the build's
 # filesystem, since /tmp may be tmpfs.
 #
+# service_bench (the attestation service: commitment overhead, audit cost,
+# end-to-end Generate; not a Google Benchmark program) runs last with
+# LAYERPROOF_SERVICE_BENCH_ARGS, e.g. LAYERPROOF_SERVICE_BENCH_ARGS=--quick.
+# It reuses (or synthesizes) the models in build-bench/models/ and keeps its
+# databases under build-bench/bench-tmp/.
+#
 # OpenBLAS (the peer in gemm_bench and model_bench) honours OPENBLAS_CORETYPE
 # and OPENBLAS_L2_SIZE; some machines set them to pin old, slow kernels, so
 # the benchmarks run with both unset and OpenBLAS picks its own kernels.
@@ -27,7 +33,8 @@ cd "$(dirname "$0")/.."
 # shellcheck disable=SC2086  # word splitting of the extra options is wanted
 cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DLAYERPROOF_BUILD_TESTS=OFF ${LAYERPROOF_BENCH_CMAKE_ARGS:-} >/dev/null
-cmake --build build-bench --target gemm_bench ops_bench model_bench log_bench
+cmake --build build-bench --target gemm_bench ops_bench model_bench log_bench \
+  service_bench
 
 run() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@"; }
 
@@ -37,3 +44,5 @@ run build-bench/bench/ops_bench "$@"
 run build-bench/bench/model_bench ${LAYERPROOF_MODEL_BENCH_ARGS:-}
 # shellcheck disable=SC2086  # word splitting of the options is wanted
 build-bench/bench/log_bench ${LAYERPROOF_LOG_BENCH_ARGS:-}
+# shellcheck disable=SC2086  # word splitting of the options is wanted
+run build-bench/bench/service_bench ${LAYERPROOF_SERVICE_BENCH_ARGS:-}

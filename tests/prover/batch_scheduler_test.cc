@@ -1,0 +1,71 @@
+// The prover's batch scheduler: requests queued together share the engine's
+// steps (continuous batching), and each finishes with the tokens it would
+// get alone (the engine's batch invariance).
+#include "prover/batch_scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "kernels/dispatch.h"
+#include "kernels/model/executor.h"
+#include "tests/model/engine_fixture.h"
+
+namespace layerproof::prover {
+namespace {
+
+namespace model = kernels::model;
+
+TEST(BatchScheduler, EnqueueAllPutsEveryRequestInTheFirstStep) {
+  auto synth = model::testing::MakeSynthModel("prover_sched", false);
+  auto executor = model::MakeHostExecutor(*kernels::DefaultBackend());
+  auto engine = model::Engine::Create(*synth->model, executor.get());
+  ASSERT_TRUE(engine.ok());
+  BatchScheduler scheduler(**engine, 8);
+
+  constexpr int kRequests = 5;
+  absl::Mutex mu;
+  int finished = 0;
+  std::vector<std::vector<int32_t>> outputs(kRequests);
+  std::vector<ScheduledGeneration> gs;
+  for (int i = 0; i < kRequests; ++i) {
+    ScheduledGeneration g;
+    g.request.prompt = {1 + i, 2, 3};
+    g.request.max_new_tokens = 4;
+    g.request.ignore_eos = true;
+    g.on_finished = [&, i](absl::StatusOr<model::FinishedSequence> f) {
+      absl::MutexLock lock(&mu);
+      ASSERT_TRUE(f.ok());
+      outputs[i] = f->output;
+      ++finished;
+    };
+    gs.push_back(std::move(g));
+  }
+  auto tickets = scheduler.EnqueueAll(std::move(gs));
+  ASSERT_TRUE(tickets.ok());
+  EXPECT_EQ(tickets->size(), size_t{kRequests});
+  {
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(
+        +[](int* n) { return *n == kRequests; }, &finished));
+  }
+  EXPECT_EQ(scheduler.max_batch_sequences(), uint64_t{kRequests});
+  // Each output is what the request gets alone.
+  for (int i = 0; i < kRequests; ++i) {
+    model::GenerationRequest alone;
+    alone.prompt = {1 + i, 2, 3};
+    alone.max_new_tokens = 4;
+    alone.ignore_eos = true;
+    auto engine_alone = model::Engine::Create(*synth->model, executor.get());
+    ASSERT_TRUE(engine_alone.ok());
+    auto got = (*engine_alone)->Generate(alone);
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(outputs[i], got->output) << "request " << i;
+  }
+  scheduler.Drain(absl::Now());
+}
+
+}  // namespace
+}  // namespace layerproof::prover
