@@ -7,7 +7,7 @@
 
 #include "kernels/model/internal/errors.h"
 #include "kernels/model/internal/file_io.h"
-#include "kernels/model/internal/json_fields.h"
+#include "kernels/model/json_fields.h"
 
 namespace layerproof::kernels::model {
 namespace {

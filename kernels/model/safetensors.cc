@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "kernels/model/internal/errors.h"
-#include "kernels/model/internal/json_fields.h"
+#include "kernels/model/json_fields.h"
 
 namespace layerproof::kernels::model {
 namespace {

@@ -11,38 +11,24 @@
 
 #include "grpc/grpc_security_constants.h"
 #include "grpcpp/security/auth_context.h"
+#include "kernels/model/json_fields.h"
 #include "kernels/status.h"
-#include "nlohmann/json.hpp"
 #include "store/internal/str_cat.h"
+#include "store/status.h"
 
 namespace layerproof::rpc {
 namespace {
 
-using Json = nlohmann::json;
+using Json = kernels::model::internal::Json;
+using kernels::model::internal::DescribeJson;
 using store::internal::Cat;
 
 // A role map is a handful of names; anything larger is not one.
 constexpr std::streamsize kMaxRoleMapBytes = 1 << 20;
 
-// nlohmann's what() starts with "[json.exception.parse_error.101] ".
-std::string ParserMessage(const char* what) {
-  std::string m(what);
-  if (!m.empty() && m[0] == '[') {
-    const size_t close = m.find("] ");
-    if (close != std::string::npos) m.erase(0, close + 2);
-  }
-  return m;
+std::string Quote(std::string_view s) {
+  return DescribeJson(Json(std::string(s)));
 }
-
-// A JSON value as it appears in an error, shortened.
-std::string Describe(const Json& v) {
-  std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
-  constexpr size_t kMax = 60;
-  if (s.size() > kMax) s = s.substr(0, kMax) + "...";
-  return s;
-}
-
-std::string Quote(std::string_view s) { return Describe(Json(std::string(s))); }
 
 std::string TypeName(const Json& v) {
   if (v.is_string()) return "a string";
@@ -53,48 +39,14 @@ std::string TypeName(const Json& v) {
   return "null";
 }
 
-// Parses `text`, refusing a key repeated in one object (nlohmann keeps the
-// last one silently, which would hide a typo'd grant).
+// Parses `text` strictly (kernels/model/json_fields.h): a key repeated in
+// one object is refused, since nlohmann would keep the last one silently
+// and hide a typo'd grant.
 absl::StatusOr<Json> ParseStrictJson(std::string_view text,
                                      std::string_view source) {
-  // One key set per open object. The callback must not throw through the
-  // parser, so it only records the first duplicate.
-  std::vector<std::set<std::string>> open_objects;
-  std::string duplicate;
-  bool has_duplicate = false;
-  auto callback = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-        open_objects.emplace_back();
-        break;
-      case Json::parse_event_t::object_end:
-        if (!open_objects.empty()) open_objects.pop_back();
-        break;
-      case Json::parse_event_t::key:
-        if (!open_objects.empty() && parsed.is_string() &&
-            !open_objects.back().insert(parsed.get<std::string>()).second &&
-            !has_duplicate) {
-          has_duplicate = true;
-          duplicate = parsed.get<std::string>();
-        }
-        break;
-      default:
-        break;
-    }
-    return true;
-  };
-  Json j;
-  try {
-    j = Json::parse(text.begin(), text.end(), callback);
-  } catch (const Json::exception& e) {
-    return absl::InvalidArgumentError(
-        Cat(source, ": bad JSON: ", ParserMessage(e.what())));
-  }
-  if (has_duplicate) {
-    return absl::InvalidArgumentError(
-        Cat(source, ": bad JSON: duplicate key ", Quote(duplicate)));
-  }
-  return j;
+  kernels::StatusOr<Json> j = kernels::model::internal::ParseJson(text, source);
+  if (!j.ok()) return store::ToAbslStatus(j.status());
+  return *std::move(j);
 }
 
 std::optional<Role> ParseRole(std::string_view name) {
@@ -157,7 +109,7 @@ absl::StatusOr<RoleMap> RoleMap::Parse(std::string_view json,
     if (!roles.is_array()) {
       return absl::InvalidArgumentError(
           Cat(source, ": ", Quote(name), ": got ", TypeName(roles), " ",
-              Describe(roles), ", want an array of role names"));
+              DescribeJson(roles), ", want an array of role names"));
     }
     // An empty array is allowed: the name is known and holds no role.
     map.roles_[name];
@@ -166,9 +118,9 @@ absl::StatusOr<RoleMap> RoleMap::Parse(std::string_view json,
       const std::optional<Role> parsed =
           role.is_string() ? ParseRole(role.get<std::string>()) : std::nullopt;
       if (!parsed) {
-        return absl::InvalidArgumentError(
-            Cat(source, ": ", Quote(name), "[", i, "]: got ", Describe(role),
-                ", want one of \"prover\", \"auditor\", \"admin\""));
+        return absl::InvalidArgumentError(Cat(
+            source, ": ", Quote(name), "[", i, "]: got ", DescribeJson(role),
+            ", want one of \"prover\", \"auditor\", \"admin\""));
       }
       map.Grant(name, *parsed);
     }

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <utility>
 
-#include "kernels/model/internal/json_fields.h"
+#include "kernels/model/json_fields.h"
 
 namespace layerproof::kernels::model::internal {
 namespace {

@@ -1,13 +1,16 @@
-// Strict JSON for the model files: parsing that never throws out of this
+// Strict JSON for every JSON file LayerProof reads (model files, and the
+// nodes' role and registry files): parsing that never throws out of this
 // module and refuses duplicate keys, and typed field access whose errors
 // name the file and the field, e.g. "config.json: hidden_size: got "4096",
 // want an integer in [1, 65536]".
 //
 // A JSON null counts as absent for the Optional* readers, as Hugging Face
 // configs write null for unset fields. Thread safety: FieldReader reads a
-// const object; distinct readers are independent.
-#ifndef LAYERPROOF_KERNELS_MODEL_INTERNAL_JSON_FIELDS_H_
-#define LAYERPROOF_KERNELS_MODEL_INTERNAL_JSON_FIELDS_H_
+// const object; distinct readers are independent. The names live in
+// model::internal: they are the model loader's helpers, shared as they are
+// with store/rpc's role files.
+#ifndef LAYERPROOF_KERNELS_MODEL_JSON_FIELDS_H_
+#define LAYERPROOF_KERNELS_MODEL_JSON_FIELDS_H_
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -75,4 +78,4 @@ class FieldReader {
 
 }  // namespace layerproof::kernels::model::internal
 
-#endif  // LAYERPROOF_KERNELS_MODEL_INTERNAL_JSON_FIELDS_H_
+#endif  // LAYERPROOF_KERNELS_MODEL_JSON_FIELDS_H_

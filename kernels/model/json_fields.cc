@@ -1,4 +1,4 @@
-#include "kernels/model/internal/json_fields.h"
+#include "kernels/model/json_fields.h"
 
 #include <cmath>
 #include <cstdio>
