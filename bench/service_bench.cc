@@ -86,13 +86,13 @@
 #include "layerproof/v1/inference.grpc.pb.h"
 #include "prover/batch_scheduler.h"
 #include "prover/commitment_builder.h"
-#include "prover/internal/worker_pool.h"
 #include "prover/journal.h"
 #include "prover/prover_node.h"
 #include "store/commitment.h"
 #include "store/crypto.h"
 #include "store/envelope.h"
 #include "store/rpc/server.h"
+#include "store/rpc/task_pool.h"
 #include "store/rpc/tls.h"
 #include "verifier/audit_policy.h"
 #include "verifier/re_executor.h"
@@ -386,7 +386,7 @@ class CommitPath {
         key_(NewKey()) {}
   ~CommitPath() {
     scheduler_.Drain(absl::Now() + absl::Seconds(60));
-    pool_.Shutdown();
+    pool_.Drain();
   }
 
   struct RoundTimes {
@@ -436,7 +436,7 @@ class CommitPath {
           absl::MutexLock l(&st->mu);
           if (++st->finished == st->want) st->engine_done = Clock::now();
         }
-        pool_.Schedule([this, st, r, f = std::move(f)]() mutable {
+        pool_.Post([this, st, r, f = std::move(f)]() mutable {
           const auto c0 = Clock::now();
           Commit(*r, Must(std::move(f), "sequence"));
           st->commit_ns.fetch_add(
@@ -504,7 +504,7 @@ class CommitPath {
   const km::Model& model_;
   const int64_t max_context_;
   prover::BatchScheduler scheduler_;
-  prover::internal::WorkerPool pool_;
+  rpc::TaskPool pool_;
   std::unique_ptr<prover::ProverJournal> journal_;
   std::shared_ptr<const store::Ed25519PrivateKey> key_;
 };

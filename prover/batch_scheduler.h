@@ -11,7 +11,7 @@
 //
 // Thread safety: Enqueue, Cancel and Drain may be called from any thread.
 // The callbacks run on the engine thread and must not block: they hand
-// their work on (e.g. to a WorkerPool) and return.
+// their work on (e.g. to an rpc::TaskPool) and return.
 #ifndef LAYERPROOF_PROVER_BATCH_SCHEDULER_H_
 #define LAYERPROOF_PROVER_BATCH_SCHEDULER_H_
 

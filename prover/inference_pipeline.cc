@@ -81,7 +81,7 @@ struct InferencePipeline::Request {
 
 InferencePipeline::InferencePipeline(PipelineConfig config,
                                      BatchScheduler& scheduler,
-                                     internal::WorkerPool& commit_pool,
+                                     rpc::TaskPool& commit_pool,
                                      ProverJournal& journal,
                                      LogSubmitter& submitter)
     : config_(std::move(config)),
@@ -125,7 +125,7 @@ absl::StatusOr<uint64_t> InferencePipeline::Start(GenerationSpec spec,
   scheduled.on_token = std::move(on_token);
   scheduled.on_finished =
       [this, request](absl::StatusOr<model::FinishedSequence> finished) {
-        const bool queued = commit_pool_.Schedule(
+        const bool queued = commit_pool_.Post(
             [this, request, finished = std::move(finished)]() mutable {
               Commit(request, std::move(finished));
             });

@@ -49,11 +49,11 @@
 #include "layerproof/v1/inference.pb.h"
 #include "prover/batch_scheduler.h"
 #include "prover/internal/prover_faults.h"
-#include "prover/internal/worker_pool.h"
 #include "prover/journal.h"
 #include "prover/log_submitter.h"
 #include "prover/validation.h"
 #include "store/crypto.h"
+#include "store/rpc/task_pool.h"
 
 namespace layerproof::prover {
 
@@ -79,7 +79,7 @@ class InferencePipeline {
 
   // Every reference must outlive the pipeline.
   InferencePipeline(PipelineConfig config, BatchScheduler& scheduler,
-                    internal::WorkerPool& commit_pool, ProverJournal& journal,
+                    rpc::TaskPool& commit_pool, ProverJournal& journal,
                     LogSubmitter& submitter);
   InferencePipeline(const InferencePipeline&) = delete;
   InferencePipeline& operator=(const InferencePipeline&) = delete;
@@ -102,7 +102,7 @@ class InferencePipeline {
 
   const PipelineConfig config_;
   BatchScheduler& scheduler_;
-  internal::WorkerPool& commit_pool_;
+  rpc::TaskPool& commit_pool_;
   ProverJournal& journal_;
   LogSubmitter& submitter_;
   std::atomic<uint64_t> committed_{0};

@@ -78,7 +78,7 @@ class OpenReactor final : public grpc::ServerWriteReactor<v1::OpenChunk> {
     std::shared_ptr<OpenCall> call = call_;
     const ServiceContext* ctx = &context_;
     v1::OpenRequest copy = request;
-    const bool queued = context.opening_pool->Schedule(
+    const bool queued = context.opening_pool->Post(
         [ctx, call, copy = std::move(copy)] { RunReplay(*ctx, call, copy); });
     if (!queued) {
       call_->FinishLocked(

@@ -13,11 +13,11 @@
 #include "prover/commitment_builder.h"
 #include "prover/inference_pipeline.h"
 #include "prover/internal/services.h"
-#include "prover/internal/worker_pool.h"
 #include "prover/journal.h"
 #include "store/commitment.h"
 #include "store/internal/str_cat.h"
 #include "store/rpc/structured_log.h"
+#include "store/rpc/task_pool.h"
 #include "store/status.h"
 
 namespace layerproof::prover {
@@ -80,8 +80,8 @@ struct ProverNode::Impl {
   std::unique_ptr<internal::JournalHandle> journal_handle;
   std::unique_ptr<LogSubmitter> submitter;
   std::unique_ptr<BatchScheduler> scheduler;
-  std::unique_ptr<internal::WorkerPool> commit_pool;
-  std::unique_ptr<internal::WorkerPool> opening_pool;
+  std::unique_ptr<rpc::TaskPool> commit_pool;
+  std::unique_ptr<rpc::TaskPool> opening_pool;
   std::unique_ptr<InferencePipeline> pipeline;
   internal::ServiceContext service_context;
   std::unique_ptr<internal::InferenceService> inference_service;
@@ -174,8 +174,8 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
 
   n.scheduler =
       std::make_unique<BatchScheduler>(*n.engine, o.engine.max_sequences);
-  n.commit_pool = std::make_unique<internal::WorkerPool>(1);
-  n.opening_pool = std::make_unique<internal::WorkerPool>(o.opening_threads);
+  n.commit_pool = std::make_unique<rpc::TaskPool>(1);
+  n.opening_pool = std::make_unique<rpc::TaskPool>(o.opening_threads);
   PipelineConfig pc;
   pc.model = o.model;
   pc.prover_id = o.prover_id;
@@ -231,7 +231,7 @@ ProverNode::~ProverNode() {
   if (!n.shut_down) (void)Shutdown(absl::Now());
   // Openings ran until now (the server is shut down before the node goes):
   // finish the replays queued, then close the journal.
-  n.opening_pool->Shutdown();
+  n.opening_pool->Drain();
   n.journal_handle->Close();
   n.journal.reset();
 }
@@ -245,7 +245,7 @@ absl::Status ProverNode::Shutdown(absl::Time deadline) {
   if (n.shut_down) return absl::OkStatus();
   n.shut_down = true;
   n.scheduler->Drain(deadline);
-  n.commit_pool->Shutdown();
+  n.commit_pool->Drain();
   absl::Status flushed = n.submitter->Flush(deadline);
   n.submitter->Stop();
   {

@@ -198,7 +198,7 @@ void AuditScheduler::Queue(const std::string& seed, VerdictCallback done) {
     absl::MutexLock lock(&active_mu_);
     if (!active_.insert(seed).second) return;  // already queued or running
   }
-  internal::TaskPool::Task task;
+  rpc::TaskPool::Task task;
   task.run = [this, seed, done] { RunAudit(seed, done); };
   task.dropped = [this, seed, done] {
     {
@@ -218,7 +218,7 @@ void AuditScheduler::Queue(const std::string& seed, VerdictCallback done) {
 void AuditScheduler::RequestAudit(std::string request_id, uint64_t leaf_index,
                                   std::vector<uint32_t> layers, bool all_layers,
                                   VerdictCallback done) {
-  internal::TaskPool::Task task;
+  rpc::TaskPool::Task task;
   // Persisting the record is a synced write: done here, on a worker.
   task.run = [this, request_id = std::move(request_id), leaf_index,
               layers = std::move(layers), all_layers, done]() mutable {

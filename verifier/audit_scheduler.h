@@ -50,10 +50,10 @@
 #include "layerproof/v1/verifier_state.pb.h"
 #include "store/crypto.h"
 #include "store/log.h"
+#include "store/rpc/task_pool.h"
 #include "verifier/audit_policy.h"
 #include "verifier/audit_store.h"
 #include "verifier/internal/db_handles.h"
-#include "verifier/internal/task_pool.h"
 #include "verifier/prover_registry.h"
 #include "verifier/re_executor.h"
 
@@ -186,7 +186,7 @@ class AuditScheduler {
   mutable absl::Mutex counters_mu_;
   AuditCounters counters_ ABSL_GUARDED_BY(counters_mu_);
 
-  internal::TaskPool pool_;
+  rpc::TaskPool pool_;
 };
 
 }  // namespace layerproof::verifier

@@ -70,7 +70,7 @@ void Submitter::Submit(std::vector<std::string> envelopes,
     return;
   }
   for (size_t i = 0; i < batch->envelopes.size(); ++i) {
-    internal::TaskPool::Task task;
+    rpc::TaskPool::Task task;
     task.run = [this, batch, i] {
       batch->results[i] = Admit(batch->envelopes[i], batch->submitter);
       if (batch->remaining.fetch_sub(1) == 1) Finish(*batch);

@@ -48,10 +48,10 @@
 #include "absl/time/time.h"
 #include "layerproof/v1/log.pb.h"
 #include "store/log.h"
+#include "store/rpc/task_pool.h"
 #include "verifier/audit_scheduler.h"
 #include "verifier/audit_store.h"
 #include "verifier/internal/db_handles.h"
-#include "verifier/internal/task_pool.h"
 #include "verifier/prover_registry.h"
 
 namespace layerproof::verifier {
@@ -114,7 +114,7 @@ class Submitter {
   absl::Mutex requests_mu_;
   std::set<std::string> busy_requests_ ABSL_GUARDED_BY(requests_mu_);
 
-  internal::TaskPool pool_;
+  rpc::TaskPool pool_;
 };
 
 }  // namespace layerproof::verifier

@@ -20,10 +20,10 @@
 #include "layerproof/v1/opening.grpc.pb.h"
 #include "prover/inference_pipeline.h"
 #include "prover/internal/prover_faults.h"
-#include "prover/internal/worker_pool.h"
 #include "prover/journal.h"
 #include "prover/validation.h"
 #include "store/rpc/roles.h"
+#include "store/rpc/task_pool.h"
 
 namespace layerproof::prover::internal {
 
@@ -56,7 +56,7 @@ struct ServiceContext {
   GenerateLimits limits;
   v1::ModelInfoResponse model_info;
   JournalHandle* journal = nullptr;
-  WorkerPool* opening_pool = nullptr;
+  rpc::TaskPool* opening_pool = nullptr;
   std::unique_ptr<rpc::Authorizer> authorizer;
   uint64_t max_opening_bytes = 0;
   absl::Duration max_opening_time = absl::InfiniteDuration();

@@ -1,8 +1,8 @@
-#include "verifier/internal/task_pool.h"
+#include "store/rpc/task_pool.h"
 
 #include <utility>
 
-namespace layerproof::verifier::internal {
+namespace layerproof::rpc {
 
 TaskPool::TaskPool(int threads) {
   if (threads < 1) threads = 1;
@@ -12,14 +12,31 @@ TaskPool::TaskPool(int threads) {
 
 TaskPool::~TaskPool() {
   Stop(absl::InfinitePast());
-  for (std::thread& t : threads_) t.join();
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
 }
 
 bool TaskPool::Post(Task task) {
   absl::MutexLock lock(&mu_);
-  if (stopped_) return false;
+  if (stopped_ || refusing_) return false;
   queue_.push_back(std::move(task));
   return true;
+}
+
+void TaskPool::Drain() {
+  {
+    absl::MutexLock lock(&mu_);
+    refusing_ = true;
+    auto idle = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+      return queue_.empty() && running_ == 0;
+    };
+    mu_.Await(absl::Condition(&idle));
+    stopped_ = true;  // the workers return once the queue is empty
+  }
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
 }
 
 bool TaskPool::Idle() const {
@@ -39,7 +56,7 @@ bool TaskPool::Stop(absl::Time deadline) {
   std::deque<Task> dropped;
   {
     absl::MutexLock lock(&mu_);
-    stopped_ = true;
+    stopped_ = refusing_ = true;
     dropped.swap(queue_);
   }
   for (Task& t : dropped) {
@@ -81,4 +98,4 @@ void TaskPool::Work() {
   }
 }
 
-}  // namespace layerproof::verifier::internal
+}  // namespace layerproof::rpc

@@ -1,24 +1,31 @@
-// A fixed pool of worker threads running queued tasks, with the shutdown the
-// verifier needs: Stop refuses new tasks and drops the queued ones (calling
-// their `dropped` callback, e.g. to finish an RPC with UNAVAILABLE), then
-// waits for the running ones until a deadline.
+// A fixed pool of worker threads running queued tasks in FIFO order: where
+// the nodes run their long work (signing and journaling, opening replays,
+// admissions, audits), never on a gRPC reactor thread or the engine thread.
+// Two ways to stop:
+//   - Drain runs every task already queued, then joins (the prover's commit
+//     worker: nothing committed is dropped);
+//   - Stop refuses new tasks and drops the queued ones (calling their
+//     `dropped` callback, e.g. to finish an RPC with UNAVAILABLE), then
+//     waits for the running ones until a deadline (the verifier, whose
+//     queued work is persisted and resumes at the next start).
 //
 // Thread safety: every method is thread-safe. Tasks run on the pool's
 // threads; a task must not wait for another task of the same pool.
-#ifndef LAYERPROOF_VERIFIER_INTERNAL_TASK_POOL_H_
-#define LAYERPROOF_VERIFIER_INTERNAL_TASK_POOL_H_
+#ifndef LAYERPROOF_STORE_RPC_TASK_POOL_H_
+#define LAYERPROOF_STORE_RPC_TASK_POOL_H_
 
 #include <deque>
 #include <functional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
-namespace layerproof::verifier::internal {
+namespace layerproof::rpc {
 
 class TaskPool {
  public:
@@ -35,8 +42,15 @@ class TaskPool {
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
 
-  // Queues `task`; false (and nothing queued or called) once stopped.
+  // Queues `task`; false (and nothing queued or called) once stopped or
+  // draining.
   bool Post(Task task);
+  bool Post(std::function<void()> run) {
+    return Post(Task{std::move(run), {}});
+  }
+  // Refuses new tasks, runs every queued one, then joins the threads.
+  // Idempotent; not from a pool thread.
+  void Drain();
   // No task queued or running.
   bool Idle() const;
   // Blocks until Idle() or `deadline`; whether it became idle.
@@ -54,9 +68,10 @@ class TaskPool {
   std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
   size_t running_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  bool refusing_ ABSL_GUARDED_BY(mu_) = false;  // Drain or Stop began
   std::vector<std::thread> threads_;
 };
 
-}  // namespace layerproof::verifier::internal
+}  // namespace layerproof::rpc
 
-#endif  // LAYERPROOF_VERIFIER_INTERNAL_TASK_POOL_H_
+#endif  // LAYERPROOF_STORE_RPC_TASK_POOL_H_
