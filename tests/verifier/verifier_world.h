@@ -24,6 +24,7 @@
 #include "store/crypto.h"
 #include "store/envelope.h"
 #include "tests/model/engine_fixture.h"
+#include "tests/store/temp_dir.h"
 #include "verifier/re_executor.h"
 
 namespace layerproof::verifier::testing {
@@ -248,28 +249,7 @@ class HonestOpenings : public OpeningSource {
 };
 
 // A fresh directory under the system temp dir, removed with its contents.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path_ = (std::filesystem::temp_directory_path() /
-             ("lp_verifier_test_" + std::to_string(::getpid()) + "_" +
-              std::to_string(counter.fetch_add(1))))
-                .string();
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
+using TempDir = store::fixture::TempDir;
 
 }  // namespace layerproof::verifier::testing
 
