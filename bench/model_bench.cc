@@ -39,6 +39,7 @@
 #include "bench/machine.h"
 #include "bench/memory_bandwidth.h"
 #include "bench/openblas_llama.h"
+#include "bench/synth_model.h"
 #include "kernels/dispatch.h"
 #include "kernels/model/engine.h"
 #include "kernels/model/executor.h"
@@ -135,24 +136,6 @@ std::string DefaultModelDir(const std::string& preset) {
   const std::string name = preset + "-seed1";
   if (ec) return "models/" + name;
   return (exe.parent_path().parent_path() / "models" / name).string();
-}
-
-// Loads the preset's model from dir, synthesizing it first if it is missing
-// or is another model.
-std::unique_ptr<km::Model> LoadOrSynthesize(const std::string& preset,
-                                            const std::string& dir) {
-  const km::ModelConfig want = Must(km::SynthPreset(preset), "--preset");
-  if (std::filesystem::exists(dir + "/model.safetensors")) {
-    auto m = km::Model::Load(dir);
-    if (m.ok() && (*m)->config() == want) return std::move(*m);
-  }
-  std::printf("synthesizing the %s model (seed 1) into %s ...\n",
-              preset.c_str(), dir.c_str());
-  std::fflush(stdout);
-  km::SynthOptions so;
-  so.seed = 1;
-  Must(km::SynthesizeModel(want, so, dir), "synth");
-  return Must(km::Model::Load(dir), "load");
 }
 
 // Stored bytes of the weights one decode step reads (see the top comment).
@@ -461,7 +444,8 @@ int Run(const Options& o) {
 
   const std::string dir =
       o.model_dir.empty() ? DefaultModelDir(o.preset) : o.model_dir;
-  std::unique_ptr<km::Model> model = LoadOrSynthesize(o.preset, dir);
+  std::unique_ptr<km::Model> model =
+      Must(LoadOrSynthesize(o.preset, dir), "--preset");
   const km::ModelConfig& c = model->config();
   const int64_t bytes = WeightBytesPerToken(*model);
   std::printf(

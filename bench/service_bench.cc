@@ -76,6 +76,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/machine.h"
+#include "bench/synth_model.h"
 #include "grpcpp/client_context.h"
 #include "kernels/dispatch.h"
 #include "kernels/model/engine.h"
@@ -302,21 +303,6 @@ std::vector<int32_t> Prompt(int64_t n, uint64_t salt, int64_t vocab) {
     t = static_cast<int32_t>((x >> 33) % static_cast<uint64_t>(vocab - 2));
   }
   return p;
-}
-
-std::unique_ptr<km::Model> LoadOrSynthesize(const std::string& preset,
-                                            const std::string& dir) {
-  const km::ModelConfig want = Must(km::SynthPreset(preset), "--preset");
-  if (fs::exists(dir + "/model.safetensors")) {
-    auto m = km::Model::Load(dir);
-    if (m.ok() && (*m)->config() == want) return std::move(*m);
-  }
-  Note("synthesizing the %s model (seed 1) into %s ...\n", preset.c_str(),
-       dir.c_str());
-  km::SynthOptions so;
-  so.seed = 1;
-  Must(km::SynthesizeModel(want, so, dir), "synth");
-  return Must(km::Model::Load(dir), "load");
 }
 
 std::shared_ptr<const store::Ed25519PrivateKey> NewKey() {
@@ -1292,7 +1278,8 @@ int Run(const Options& o) {
 
   for (const std::string& preset : o.presets) {
     const std::string dir = (models / (preset + "-seed1")).string();
-    std::unique_ptr<km::Model> model = LoadOrSynthesize(preset, dir);
+    std::unique_ptr<km::Model> model =
+        Must(LoadOrSynthesize(preset, dir), "--preset");
     const km::ModelConfig& c = model->config();
     Emit(
         "\n### `%s`: hidden %lld, %lld layers, vocab %lld, %.3f B params "

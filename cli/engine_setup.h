@@ -20,8 +20,15 @@ struct LoadedEngine {
   kernels::Backend* backend = nullptr;
 };
 
-// backend: a name for ParseBackendKind, or "" for the default (auto or
-// LAYERPROOF_BACKEND); threads: 0 keeps the backend's default. With
+// The model and an executor on `backend` (a name for ParseBackendKind, or
+// "" for the default: auto or LAYERPROOF_BACKEND), without an engine: for
+// callers that build their own (the prover node). threads: 0 keeps the
+// backend's default. LoadedEngine::engine is null.
+kernels::StatusOr<LoadedEngine> LoadModel(const std::string& model_dir,
+                                          const std::string& backend,
+                                          int threads);
+
+// LoadModel and an engine over it (the engine prepares the weights). With
 // `full_context` the engine accepts the model's whole max_positions (a
 // verifier must re-execute whatever a prover may serve); otherwise the
 // engine's default cap applies.

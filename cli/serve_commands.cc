@@ -241,8 +241,9 @@ int RunServeProver(const std::vector<std::string>& args) {
   if (!key.ok()) return Fail("--key", key.status());
 
   const sigset_t stop_signals = BlockStopSignals();
-  auto loaded = LoadEngine(flags.Get("--model"), flags.Get("--backend"),
-                           static_cast<int>(*threads));
+  // The node builds its own engine (weights are prepared once).
+  auto loaded = LoadModel(flags.Get("--model"), flags.Get("--backend"),
+                          static_cast<int>(*threads));
   if (!loaded.ok())
     return Fail("--model", store::ToAbslStatus(loaded.status()));
 
