@@ -26,6 +26,10 @@ constexpr char kUsage[] =
     "  log        verify-inclusion, verify-consistency, root: offline proof\n"
     "             checks (exit 0 verified, 1 not verified, 2 bad input)\n"
     "  serve      prover | verifier: run a node (docs/protocol.md)\n"
+    "  verify-bundle  re-check an evidence bundle offline on this hardware\n"
+    "  report     fetch a signed compliance report (JSON or HTML)\n"
+    "  demo       a verifier and two provers on loopback under load, one\n"
+    "             of them cheating; writes a report and checks a bundle\n"
 #endif
     ;
 
@@ -46,6 +50,9 @@ int main(int argc, char** argv) {
   if (command == "keygen") return layerproof::cli::RunKeygen(args);
   if (command == "log") return layerproof::cli::RunLogCommand(args);
   if (command == "serve") return layerproof::cli::RunServe(args);
+  if (command == "verify-bundle") return layerproof::cli::RunVerifyBundle(args);
+  if (command == "report") return layerproof::cli::RunReport(args);
+  if (command == "demo") return layerproof::cli::RunDemo(args);
 #endif
   if (command == "--help" || command == "help") {
     std::fputs(kUsage, stdout);

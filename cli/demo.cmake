@@ -1,0 +1,1 @@
+target_sources(layerproof PRIVATE demo.cc)
