@@ -1,5 +1,9 @@
 #include "cli/engine_setup.h"
 
+#include <memory>
+#include <mutex>
+
+#include "cli/progress.h"
 #include "kernels/dispatch.h"
 
 namespace layerproof::cli {
@@ -7,7 +11,8 @@ namespace layerproof::cli {
 using kernels::StatusOr;
 
 StatusOr<LoadedEngine> LoadModel(const std::string& model_dir,
-                                 const std::string& backend, int threads) {
+                                 const std::string& backend, int threads,
+                                 bool progress) {
   LoadedEngine e;
   if (backend.empty()) {
     LP_ASSIGN_OR_RETURN(e.backend, kernels::DefaultBackend());
@@ -17,16 +22,39 @@ StatusOr<LoadedEngine> LoadModel(const std::string& model_dir,
     LP_ASSIGN_OR_RETURN(e.backend, kernels::GetBackend(kind));
   }
   if (threads > 0) e.backend->SetThreads(threads);
-  LP_ASSIGN_OR_RETURN(e.model, kernels::model::Model::Load(model_dir));
+  kernels::model::LoadOptions load;
+  std::unique_ptr<ProgressBar> bar;  // made on the first call: only when
+  std::mutex bar_mu;                 // the digest is not cached
+  if (progress) {
+    load.progress = [&bar, &bar_mu](int64_t done, int64_t total) {
+      std::lock_guard<std::mutex> lock(bar_mu);
+      if (!bar) {
+        bar = std::make_unique<ProgressBar>("hashing weights", total >> 20,
+                                            "MiB");
+      }
+      bar->Update(done >> 20);
+    };
+  }
+  LP_ASSIGN_OR_RETURN(e.model, kernels::model::Model::Load(model_dir, load));
+  bar.reset();
   LP_ASSIGN_OR_RETURN(e.executor, kernels::model::MakeExecutor(e.backend));
   return e;
 }
 
 StatusOr<LoadedEngine> LoadEngine(const std::string& model_dir,
                                   const std::string& backend, int threads,
-                                  bool full_context) {
-  LP_ASSIGN_OR_RETURN(LoadedEngine e, LoadModel(model_dir, backend, threads));
+                                  bool full_context, bool progress) {
+  LP_ASSIGN_OR_RETURN(LoadedEngine e,
+                      LoadModel(model_dir, backend, threads, progress));
   kernels::model::EngineOptions options;
+  std::unique_ptr<ProgressBar> bar;
+  if (progress) {
+    bar = std::make_unique<ProgressBar>(
+        "preparing weights", e.model->config().num_layers + 1, "blocks");
+    options.prepare_progress = [&bar](int64_t done, int64_t) {
+      bar->Update(done);
+    };
+  }
   if (full_context) options.max_context = e.model->config().max_positions;
   LP_ASSIGN_OR_RETURN(e.engine, kernels::model::Engine::Create(
                                     *e.model, e.executor.get(), options));

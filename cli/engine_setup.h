@@ -24,9 +24,11 @@ struct LoadedEngine {
 // "" for the default: auto or LAYERPROOF_BACKEND), without an engine: for
 // callers that build their own (the prover node). threads: 0 keeps the
 // backend's default. LoadedEngine::engine is null.
+// With `progress`, long steps (hashing weights whose digest is not
+// cached, preparing them for the backend) show a bar on stderr.
 kernels::StatusOr<LoadedEngine> LoadModel(const std::string& model_dir,
                                           const std::string& backend,
-                                          int threads);
+                                          int threads, bool progress = false);
 
 // LoadModel and an engine over it (the engine prepares the weights). With
 // `full_context` the engine accepts the model's whole max_positions (a
@@ -35,7 +37,8 @@ kernels::StatusOr<LoadedEngine> LoadModel(const std::string& model_dir,
 kernels::StatusOr<LoadedEngine> LoadEngine(const std::string& model_dir,
                                            const std::string& backend,
                                            int threads,
-                                           bool full_context = false);
+                                           bool full_context = false,
+                                           bool progress = false);
 
 }  // namespace layerproof::cli
 

@@ -14,10 +14,12 @@ namespace layerproof::cli {
 namespace {
 
 constexpr char kKeygenUsage[] =
-    "usage: layerproof keygen --out PREFIX\n"
+    "usage: layerproof keygen --out PREFIX [--json]\n"
     "  Writes a new Ed25519 key pair: PREFIX.key (private, PKCS#8 PEM,\n"
     "  mode 0600; an existing file is never overwritten) and PREFIX.pub\n"
-    "  (public, PEM). Prints the key id: the SHA-256 of the raw public key.\n";
+    "  (public, PEM). Prints the key id: the SHA-256 of the raw public key\n"
+    "  (--json: as one JSON object).\n"
+    "exit: 0 written, 1 failed (e.g. the files exist), 2 usage\n";
 
 int KeygenUsage(const std::string& error) {
   if (!error.empty()) std::fprintf(stderr, "layerproof: %s\n", error.c_str());
@@ -28,7 +30,7 @@ int KeygenUsage(const std::string& error) {
 }  // namespace
 
 int RunKeygen(const std::vector<std::string>& args) {
-  Flags flags({"--out"}, {"--help"});
+  Flags flags({"--out"}, {"--help", "--json"});
   std::string error;
   if (!flags.Parse(args, &error)) return KeygenUsage(error);
   if (flags.Has("--help")) {
@@ -51,6 +53,18 @@ int RunKeygen(const std::vector<std::string>& args) {
   }
   const std::string key_id =
       store::HexEncode(store::Bytes(key->public_key().KeyId()));
+  // The prefix is printed as given; --json quotes it (a path with a quote
+  // or backslash is refused there rather than escaped).
+  if (flags.Has("--json")) {
+    if (prefix.find_first_of("\"\\") != std::string::npos) {
+      return KeygenUsage("--json: --out must not contain '\"' or '\\'");
+    }
+    std::printf(
+        "{\"key_id\": \"%s\", \"private_key\": \"%s.key\", "
+        "\"public_key\": \"%s.pub\"}\n",
+        key_id.c_str(), prefix.c_str(), prefix.c_str());
+    return 0;
+  }
   std::printf("key_id: %s\nprivate_key: %s.key\npublic_key: %s.pub\n",
               key_id.c_str(), prefix.c_str(), prefix.c_str());
   return 0;

@@ -272,6 +272,14 @@ int RunLogCommand(const std::vector<std::string>& args) {
   }
   for (const Subcommand& sub : kSubcommands) {
     if (args[0] == sub.name) {
+      for (size_t i = 1; i < args.size(); ++i) {
+        if (args[i] == "--help" || args[i] == "-h") {
+          std::printf("usage: layerproof log %s %s\n      %s\n", sub.name,
+                      sub.usage, sub.summary);
+          std::puts("Exit: 0 verified, 1 not verified, 2 malformed input.");
+          return 0;
+        }
+      }
       return sub.run(std::vector<std::string>(args.begin() + 1, args.end()));
     }
   }

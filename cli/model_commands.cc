@@ -3,11 +3,14 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "cli/engine_setup.h"
 #include "cli/flags.h"
+#include "cli/progress.h"
 #include "kernels/golden.h"
 #include "kernels/model/layer_hash.h"
 #include "kernels/model/synth.h"
@@ -22,22 +25,27 @@ using Clock = std::chrono::steady_clock;
 constexpr char kModelUsage[] =
     "usage: layerproof model synth --preset tiny|small|medium [--seed N] "
     "--out DIR\n"
-    "       layerproof model digest DIR [--verify]\n"
+    "       layerproof model digest DIR [--verify] [--json]\n"
     "  synth   write a seeded synthetic Llama-shaped model (HF format)\n"
     "  digest  print the model digest (cached beside the model; --verify "
-    "re-hashes)\n";
+    "re-hashes;\n"
+    "          --json adds the tensor count and whether it was cached)\n"
+    "exit: 0 done, 1 failed (unreadable or invalid model), 2 usage\n";
 
 constexpr char kGenerateUsage[] =
     "usage: layerproof generate --model DIR --prompt TEXT [--max-tokens N]\n"
     "         [--temperature T] [--top-k K] [--top-p P] [--seed S]\n"
-    "         [--backend ref|avx2|avx512|neon|cuda|auto] [--threads N]\n";
+    "         [--backend ref|avx2|avx512|neon|cuda|auto] [--threads N]\n"
+    "  Streams the text to stdout; timings go to stderr.\n"
+    "exit: 0 done, 1 failed, 2 usage\n";
 
 constexpr char kForwardUsage[] =
     "usage: layerproof forward --model DIR --tokens 1,2,3 [--logits-out FILE]\n"
     "         [--backend NAME] [--threads N]\n"
     "  Prints JSON with the model digest and the SHA-256 of every layer's\n"
     "  output h^0..h^L (unsalted, docs/model.md); writes the logits of every\n"
-    "  position as raw fp32 little-endian [positions x vocab].\n";
+    "  position as raw fp32 little-endian [positions x vocab].\n"
+    "exit: 0 done, 1 failed, 2 usage\n";
 
 int Usage(const char* usage, const std::string& error) {
   if (!error.empty()) std::fprintf(stderr, "layerproof: %s\n", error.c_str());
@@ -50,19 +58,21 @@ int Fail(const kernels::Status& s) {
   return 1;
 }
 
-void DrawProgress(int64_t done, int64_t total) {
-  constexpr int kWidth = 40;
-  const int filled = static_cast<int>(kWidth * done / total);
-  std::fprintf(stderr, "\r[%s%s] %3d%%  %lld / %lld M params",
-               std::string(filled, '#').c_str(),
-               std::string(kWidth - filled, ' ').c_str(),
-               static_cast<int>(100 * done / total),
-               static_cast<long long>(done / 1000000),
-               static_cast<long long>(total / 1000000));
-  if (done == total) std::fputc('\n', stderr);
+// --help anywhere in args: print `usage` on stdout (exit 0).
+bool WantsHelp(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h") return true;
+  }
+  return false;
+}
+
+int Help(const char* usage) {
+  std::fputs(usage, stdout);
+  return 0;
 }
 
 int Synth(const std::vector<std::string>& args) {
+  if (WantsHelp(args)) return Help(kModelUsage);
   Flags flags({"--preset", "--seed", "--out"}, {});
   std::string error;
   if (!flags.Parse(args, &error)) return Usage(kModelUsage, error);
@@ -75,11 +85,17 @@ int Synth(const std::vector<std::string>& args) {
   if (!config.ok()) return Usage(kModelUsage, config.status().message());
   km::SynthOptions options;
   options.seed = static_cast<uint64_t>(*seed);
-  // A bar for the large preset (seconds of work); the others are instant.
-  if (flags.Get("--preset") == "medium") options.progress = DrawProgress;
+  std::unique_ptr<ProgressBar> bar;
+  options.progress = [&bar](int64_t done, int64_t total) {
+    if (!bar)
+      bar = std::make_unique<ProgressBar>("synthesising", total / 1000000,
+                                          "M params");
+    bar->Update(done / 1000000);
+  };
   const auto start = Clock::now();
   const kernels::Status s =
       km::SynthesizeModel(*config, options, flags.Get("--out"));
+  bar.reset();
   if (!s.ok()) return Fail(s);
   std::printf("wrote %s: %s preset, seed %lld, %lld parameters (%.1f s)\n",
               flags.Get("--out").c_str(), flags.Get("--preset").c_str(),
@@ -90,19 +106,41 @@ int Synth(const std::vector<std::string>& args) {
 }
 
 int Digest(const std::vector<std::string>& args) {
+  if (WantsHelp(args)) return Help(kModelUsage);
   if (args.empty() || args[0].rfind("--", 0) == 0) {
     return Usage(kModelUsage, "model digest needs a model directory");
   }
-  Flags flags({}, {"--verify"});
+  Flags flags({}, {"--verify", "--json"});
   std::string error;
   if (!flags.Parse({args.begin() + 1, args.end()}, &error)) {
     return Usage(kModelUsage, error);
   }
   km::LoadOptions options;
   options.verify_digest = flags.Has("--verify");
+  std::unique_ptr<ProgressBar> bar;
+  std::mutex bar_mu;
+  options.progress = [&](int64_t done, int64_t total) {
+    std::lock_guard<std::mutex> lock(bar_mu);
+    if (!bar) {
+      bar = std::make_unique<ProgressBar>("hashing weights", total >> 20, "MiB",
+                                          flags.Has("--json"));
+    }
+    bar->Update(done >> 20);
+  };
   auto model = km::Model::Load(args[0], options);
+  bar.reset();
   if (!model.ok()) return Fail(model.status());
-  std::printf("%s\n", kernels::HexDigest((*model)->digest().root).c_str());
+  const std::string hex = kernels::HexDigest((*model)->digest().root);
+  if (flags.Has("--json")) {
+    std::printf(
+        "{\"model_digest\": \"%s\", \"tensors\": %zu, \"from_cache\": %s, "
+        "\"verified\": %s}\n",
+        hex.c_str(), (*model)->tensors().size(),
+        (*model)->digest().from_cache ? "true" : "false",
+        flags.Has("--verify") ? "true" : "false");
+    return 0;
+  }
+  std::printf("%s\n", hex.c_str());
   std::fprintf(
       stderr, "%zu tensors, %s\n", (*model)->tensors().size(),
       (*model)->digest().from_cache ? "from the digest cache" : "hashed");
@@ -113,6 +151,9 @@ int Digest(const std::vector<std::string>& args) {
 
 int RunModelCommand(const std::vector<std::string>& args) {
   if (args.empty()) return Usage(kModelUsage, "");
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    return Help(kModelUsage);
+  }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "synth") return Synth(rest);
   if (args[0] == "digest") return Digest(rest);
@@ -120,6 +161,7 @@ int RunModelCommand(const std::vector<std::string>& args) {
 }
 
 int RunGenerate(const std::vector<std::string>& args) {
+  if (WantsHelp(args)) return Help(kGenerateUsage);
   Flags flags({"--model", "--prompt", "--max-tokens", "--temperature",
                "--top-k", "--top-p", "--seed", "--backend", "--threads"},
               {});
@@ -138,7 +180,8 @@ int RunGenerate(const std::vector<std::string>& args) {
     return Usage(kGenerateUsage, error);
   }
   auto loaded = LoadEngine(flags.Get("--model"), flags.Get("--backend"),
-                           static_cast<int>(*threads));
+                           static_cast<int>(*threads), /*full_context=*/false,
+                           /*progress=*/true);
   if (!loaded.ok()) return Fail(loaded.status());
   auto tokenizer =
       km::Tokenizer::Load(flags.Get("--model") + "/tokenizer.json");
@@ -201,6 +244,7 @@ int RunGenerate(const std::vector<std::string>& args) {
 }
 
 int RunForward(const std::vector<std::string>& args) {
+  if (WantsHelp(args)) return Help(kForwardUsage);
   Flags flags({"--model", "--tokens", "--logits-out", "--backend", "--threads"},
               {});
   std::string error;
@@ -213,7 +257,8 @@ int RunForward(const std::vector<std::string>& args) {
   const auto tokens = ParseTokenList(flags.Get("--tokens"), &error);
   if (!tokens) return Usage(kForwardUsage, error);
   auto loaded = LoadEngine(flags.Get("--model"), flags.Get("--backend"),
-                           static_cast<int>(*threads));
+                           static_cast<int>(*threads), /*full_context=*/false,
+                           /*progress=*/true);
   if (!loaded.ok()) return Fail(loaded.status());
   const km::Model& model = *loaded->model;
   const int64_t n = static_cast<int64_t>(tokens->size());
@@ -222,19 +267,27 @@ int RunForward(const std::vector<std::string>& args) {
   // Hash each layer's rows as the tap delivers them, as the prover does.
   class HashingTap : public km::LayerTap {
    public:
+    explicit HashingTap(int64_t layers)
+        : bar_("forward", layers + 1, "layers") {}
     void OnLayerRows(km::SequenceId, int64_t layer, int64_t, const float* rows,
                      int64_t n, int64_t width) override {
       km::LayerHasher h(layer, width);
       h.AddRows(rows, n);
       hashes.push_back(kernels::HexDigest(h.Finish()));
+      bar_.Update(layer + 1);
     }
+    void Done() { bar_.Finish(); }
     std::vector<std::string> hashes;
-  } tap;
+
+   private:
+    ProgressBar bar_;
+  } tap(model.config().num_layers);
   std::vector<float> logits;
   const bool want_logits = flags.Has("--logits-out");
   if (want_logits) logits.resize(n * model.config().vocab_size);
   const kernels::Status s = loaded->engine->Forward(
       *tokens, &tap, 1, want_logits ? logits.data() : nullptr);
+  tap.Done();
   if (!s.ok()) return Fail(s);
   if (want_logits) {
     std::ofstream out(flags.Get("--logits-out"), std::ios::binary);

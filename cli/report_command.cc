@@ -1,13 +1,333 @@
-// Placeholder until issue 6 fills it in.
+// `layerproof report`: fetches a signed compliance report from a verifier
+// (Report.GetComplianceReport), checks its signature with the verifier's
+// public key and writes it as the DSSE JSON envelope or as a
+// self-contained HTML page; `layerproof report render` verifies a saved
+// JSON report and renders it offline (docs/reports.md "The command line").
+// No report is written unless its signature verified. Exit codes: 0 ok;
+// 1 failure (unreachable or refusing verifier, bad signature, unwritable
+// output); 2 usage or malformed input.
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "cli/flags.h"
 #include "cli/store_commands.h"
+#include "grpcpp/client_context.h"
+#include "layerproof/v1/report.grpc.pb.h"
+#include "nlohmann/json.hpp"
+#include "store/crypto.h"
+#include "store/rpc/tls.h"
+#include "verifier/report_format.h"
+#if __has_include("verifier/report_html.h")
+#include "verifier/report_html.h"
+#define LP_HAVE_REPORT_HTML 1
+#endif
 
 namespace layerproof::cli {
+namespace {
 
-int RunReport(const std::vector<std::string>& /*args*/) {
-  std::fputs("layerproof: not built yet\n", stderr);
-  return 2;
+constexpr int kOk = 0;
+constexpr int kFailure = 1;
+constexpr int kUsage = 2;
+
+constexpr char kUsageText[] =
+    "layerproof report --verifier ADDR --from T1 --to T2 --out FILE\n"
+    "    --verifier-key FILE [--prover ID] [--format json|html]\n"
+    "    [--timeout-s N] [--json]\n"
+    "    [--insecure | --tls-ca FILE [--server-name NAME]\n"
+    "     [--client-cert FILE --client-key FILE]]\n"
+    "  Fetches the verifier's signed compliance report over [T1, T2)\n"
+    "  (Report.GetComplianceReport; needs the auditor role under mTLS),\n"
+    "  checks its signature with --verifier-key (PEM public key) and writes\n"
+    "  FILE: the DSSE JSON envelope (--format json, the default) or a\n"
+    "  self-contained HTML page (--format html). T1, T2: RFC 3339\n"
+    "  (2026-12-01T15:00:00Z), Unix seconds, or \"now\".\n"
+    "\n"
+    "layerproof report render --in REPORT.json --verifier-key FILE\n"
+    "    --out REPORT.html [--json]\n"
+    "  Verifies a saved DSSE JSON report and renders it as HTML offline.\n"
+    "\n"
+    "  --json      print the report's totals as one JSON object on stdout\n"
+    "              (otherwise a one-line summary)\n"
+    "  --insecure  plaintext to the verifier (loopback tests, demo)\n"
+    "  --tls-ca    CA that signs the verifier's certificate (default: the\n"
+    "              system roots); --server-name: the name to verify it by\n"
+    "  --client-cert FILE --client-key FILE  this client's certificate\n"
+    "Nothing is written unless the signature verifies. Exit 0 ok; 1 failure\n"
+    "(unreachable or refusing verifier, bad signature); 2 usage or malformed\n"
+    "input. See docs/reports.md.\n";
+
+int Usage(const std::string& error) {
+  if (!error.empty()) {
+    std::fprintf(stderr, "layerproof report: %s\n", error.c_str());
+  }
+  std::fputs(kUsageText, stderr);
+  return kUsage;
+}
+
+int Fail(const std::string& message, int code = kFailure) {
+  std::fprintf(stderr, "layerproof report: %s\n", message.c_str());
+  return code;
+}
+
+bool WantsHelp(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h") return true;
+  }
+  return false;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& flag,
+                                     const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::InvalidArgumentError(flag + ": cannot read " + path);
+  }
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(data.data(), std::streamsize(data.size()));
+  out.close();
+  if (!out) return absl::UnavailableError("--out: cannot write " + path);
+  return absl::OkStatus();
+}
+
+// Unix nanoseconds of "now", decimal Unix seconds, or RFC 3339.
+std::optional<int64_t> ParseTime(const std::string& flag,
+                                 const std::string& text, absl::Time now,
+                                 std::string* error) {
+  if (text == "now") return absl::ToUnixNanos(now);
+  constexpr int64_t kMaxSeconds =
+      std::numeric_limits<int64_t>::max() / 1000000000;
+  if (!text.empty() && text.size() <= 18 &&
+      text.find_first_not_of("0123456789") == std::string::npos) {
+    const long long seconds = std::stoll(text);
+    if (seconds <= kMaxSeconds) return int64_t(seconds) * 1000000000;
+    *error = flag + ": got " + text +
+             " seconds, want <= " + std::to_string(kMaxSeconds);
+    return std::nullopt;
+  }
+  absl::Time t;
+  std::string err;
+  if (!absl::ParseTime(absl::RFC3339_full, text, &t, &err) ||
+      t < absl::UnixEpoch() ||
+      t > absl::FromUnixNanos(std::numeric_limits<int64_t>::max())) {
+    *error = flag + ": got \"" + text +
+             "\", want RFC 3339 (2026-12-01T15:00:00Z), Unix seconds or "
+             "\"now\"";
+    return std::nullopt;
+  }
+  return absl::ToUnixNanos(t);
+}
+
+absl::StatusOr<store::Ed25519PublicKey> LoadVerifierKey(const Flags& flags) {
+  absl::StatusOr<std::string> pem =
+      ReadFile("--verifier-key", flags.Get("--verifier-key"));
+  if (!pem.ok()) return pem.status();
+  absl::StatusOr<store::Ed25519PublicKey> key =
+      store::Ed25519PublicKey::FromPem(*pem);
+  if (!key.ok()) {
+    return absl::InvalidArgumentError("--verifier-key: " +
+                                      std::string(key.status().message()));
+  }
+  return key;
+}
+
+// `obj`[key] when `obj` is an object holding it; null otherwise (a
+// verified report has the documented shape, but nothing here may throw).
+nlohmann::json Member(const nlohmann::json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() ? nlohmann::json() : *it;
+}
+
+// The report's totals as --json prints them.
+nlohmann::json Summary(const nlohmann::json& report, const std::string& out) {
+  nlohmann::json s = nlohmann::json::object();
+  s["out"] = out;
+  for (const char* k : {"verifier_id", "generated_at", "window",
+                        "prover_filter", "totals", "failures_omitted"}) {
+    s[k] = Member(report, k);
+  }
+  s["tree_size"] = Member(Member(report, "checkpoint"), "tree_size");
+  s["ruled_out"] = Member(Member(report, "detection"), "ruled_out");
+  return s;
+}
+
+void PrintSummary(const nlohmann::json& report, const std::string& out,
+                  bool json) {
+  if (json) {
+    std::printf("%s\n", Summary(report, out)
+                            .dump(-1, ' ', false,
+                                  nlohmann::json::error_handler_t::replace)
+                            .c_str());
+    return;
+  }
+  const nlohmann::json totals = Member(report, "totals");
+  auto n = [&](const char* k) -> long long {
+    const nlohmann::json v = Member(totals, k);
+    return v.is_number_integer() ? v.get<long long>() : 0;
+  };
+  std::printf(
+      "report verified: %lld commitments, %lld audits (%lld drawn, %lld on "
+      "demand), %lld failures -> %s\n",
+      n("commitments"), n("audits"), n("drawn_audits"), n("on_demand_audits"),
+      n("failures"), out.c_str());
+}
+
+absl::StatusOr<std::string> RenderHtml(const nlohmann::json& report) {
+#ifdef LP_HAVE_REPORT_HTML
+  return verifier::RenderReportHtml(report);
+#else
+  (void)report;
+  return absl::UnimplementedError(
+      "--format html: this build has no HTML renderer "
+      "(verifier/report_html.h); write --format json and render it with "
+      "`layerproof report render` from a build that has one");
+#endif
+}
+
+int Render(const std::vector<std::string>& args) {
+  Flags flags({"--in", "--verifier-key", "--out"}, {"--json", "--help"});
+  std::string error;
+  if (!flags.Parse(args, &error)) return Usage(error);
+  for (const char* f : {"--in", "--verifier-key", "--out"}) {
+    if (!flags.Has(f)) return Usage(std::string(f) + ": missing");
+  }
+  absl::StatusOr<store::Ed25519PublicKey> key = LoadVerifierKey(flags);
+  if (!key.ok()) return Fail(std::string(key.status().message()), kUsage);
+  absl::StatusOr<std::string> dsse = ReadFile("--in", flags.Get("--in"));
+  if (!dsse.ok()) return Fail(std::string(dsse.status().message()), kUsage);
+  absl::StatusOr<nlohmann::json> report =
+      verifier::VerifyReportDsseJson(*dsse, *key);
+  if (!report.ok()) {
+    const bool malformed =
+        report.status().code() == absl::StatusCode::kInvalidArgument;
+    return Fail(
+        flags.Get("--in") + ": " + std::string(report.status().message()),
+        malformed ? kUsage : kFailure);
+  }
+  absl::StatusOr<std::string> html = RenderHtml(*report);
+  if (!html.ok()) return Fail(std::string(html.status().message()));
+  if (absl::Status s = WriteFile(flags.Get("--out"), *html); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+  PrintSummary(*report, flags.Get("--out"), flags.Has("--json"));
+  return kOk;
+}
+
+int Fetch(const std::vector<std::string>& args) {
+  Flags flags({"--verifier", "--from", "--to", "--prover", "--format", "--out",
+               "--verifier-key", "--tls-ca", "--client-cert", "--client-key",
+               "--server-name", "--timeout-s"},
+              {"--insecure", "--json", "--help"});
+  std::string error;
+  if (!flags.Parse(args, &error)) return Usage(error);
+  for (const char* f :
+       {"--verifier", "--from", "--to", "--out", "--verifier-key"}) {
+    if (!flags.Has(f)) return Usage(std::string(f) + ": missing");
+  }
+  const std::string format = flags.Get("--format", "json");
+  if (format != "json" && format != "html") {
+    return Usage("--format: got \"" + format + "\", want json or html");
+  }
+  const absl::Time now = absl::Now();
+  std::optional<int64_t> from =
+      ParseTime("--from", flags.Get("--from"), now, &error);
+  if (!from.has_value()) return Usage(error);
+  std::optional<int64_t> to = ParseTime("--to", flags.Get("--to"), now, &error);
+  if (!to.has_value()) return Usage(error);
+  if (*to <= *from) {
+    return Usage("--to: must be later than --from");
+  }
+  std::optional<int64_t> timeout =
+      flags.GetInt("--timeout-s", 300, 1, 86400, &error);
+  if (!timeout.has_value()) return Usage(error);
+
+  rpc::TlsOptions tls;
+  tls.insecure = flags.Has("--insecure");
+  tls.ca_file = flags.Get("--tls-ca");
+  tls.cert_file = flags.Get("--client-cert");
+  tls.key_file = flags.Get("--client-key");
+  tls.server_name_override = flags.Get("--server-name");
+  absl::StatusOr<store::Ed25519PublicKey> key = LoadVerifierKey(flags);
+  if (!key.ok()) return Fail(std::string(key.status().message()), kUsage);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      rpc::MakeChannel(flags.Get("--verifier"), tls);
+  if (!channel.ok()) {
+    return Fail(std::string(channel.status().message()), kUsage);
+  }
+
+  v1::ComplianceReportRequest request;
+  request.set_from_unix_nanos(*from);
+  request.set_to_unix_nanos(*to);
+  request.set_prover_id(flags.Get("--prover"));
+  v1::ComplianceReportResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(*timeout));
+  std::unique_ptr<v1::Report::Stub> stub = v1::Report::NewStub(*channel);
+  grpc::Status st = stub->GetComplianceReport(&context, request, &response);
+  if (!st.ok()) {
+    return Fail(
+        "Report.GetComplianceReport at " + flags.Get("--verifier") + ": " +
+            absl::StatusCodeToString(
+                static_cast<absl::StatusCode>(st.error_code())) +
+            ": " + st.error_message(),
+        st.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? kUsage
+                                                              : kFailure);
+  }
+  absl::StatusOr<nlohmann::json> report =
+      verifier::VerifyReportEnvelope(response.report_envelope(), *key);
+  if (!report.ok()) {
+    return Fail("refusing the report: " +
+                std::string(report.status().message()));
+  }
+  std::string out;
+  if (format == "json") {
+    absl::StatusOr<std::string> dsse =
+        verifier::ReportEnvelopeToDsseJson(response.report_envelope());
+    if (!dsse.ok()) return Fail(std::string(dsse.status().message()));
+    out = std::move(*dsse);
+  } else {
+    absl::StatusOr<std::string> html = RenderHtml(*report);
+    if (!html.ok()) return Fail(std::string(html.status().message()));
+    out = std::move(*html);
+  }
+  if (absl::Status s = WriteFile(flags.Get("--out"), out); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+  PrintSummary(*report, flags.Get("--out"), flags.Has("--json"));
+  return kOk;
+}
+
+}  // namespace
+
+int RunReport(const std::vector<std::string>& args) {
+  if (WantsHelp(args)) {
+    std::fputs(kUsageText, stdout);
+    return kOk;
+  }
+  if (!args.empty() && args[0] == "render") {
+    return Render(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  return Fetch(args);
 }
 
 }  // namespace layerproof::cli

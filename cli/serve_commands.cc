@@ -45,7 +45,7 @@ constexpr char kServeUsage[] =
     "    --provers FILE [--verifier-id ID] [--audit-rate A]\n"
     "    [--layers-per-audit S] [--audit-threads N] [--opening-timeout-ms N]\n"
     "    [--backend B] [--threads N]\n"
-    "  Serves Log and Audit; logs commitments from the provers in FILE\n"
+    "  Serves Log, Audit and Report; logs commitments from the provers in FILE\n"
     "  (docs/protocol.md) and audits a random fraction A of them.\n"
     "\n"
     "Transport (both; docs/security.md):\n"

@@ -13,8 +13,9 @@ namespace layerproof::cli {
 int RunKeygen(const std::vector<std::string>& args);      // cli/keygen.cc
 int RunLogCommand(const std::vector<std::string>& args);  // cli/log_commands.cc
 int RunServe(const std::vector<std::string>& args);  // cli/serve_commands.cc
-// Offline re-verification of an evidence bundle: exit 0 when every check
-// passes, 1 when one fails, 2 on malformed input.
+// Offline re-verification of an evidence bundle: exit 0 verified, 1 a check
+// failed, 2 malformed input, 3 authentic but not re-derivable offline
+// (docs/formats.md).
 int RunVerifyBundle(const std::vector<std::string>& args);  // verify_bundle.cc
 int RunReport(const std::vector<std::string>& args);  // cli/report_command.cc
 int RunDemo(const std::vector<std::string>& args);    // cli/demo.cc

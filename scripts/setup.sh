@@ -2,7 +2,17 @@
 # Installs every Debian package LayerProof's build, tests and benchmarks need.
 # Idempotent: when everything is present it installs nothing and never touches
 # the network. Runs as root, or through sudo when that is available.
+# Usage: scripts/setup.sh [--with-browser]
+#   --with-browser  also install chromium, for scripts/test-browser.sh
 set -euo pipefail
+
+with_browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-browser) with_browser=1 ;;
+    *) echo "setup: unknown option $arg (want --with-browser)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake ninja-build pkg-config git
@@ -11,6 +21,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   qemu-user g++-aarch64-linux-gnu
 )
+if ((with_browser)); then packages+=(chromium); fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/wire_format_lite.h"
 #include "kernels/status.h"
 #include "rocksdb/db.h"
 #include "rocksdb/write_batch.h"
@@ -36,6 +38,8 @@ std::string PendingKey(const v1::AuditRecord& r) {
 }
 
 constexpr char kIndexedKey[] = "m/indexed";
+constexpr char kLastReportKey[] = "m/last_report";
+constexpr size_t kLastReportBytes = 8 + 32 + 8;
 
 rocksdb::Slice ToSlice(const std::string& s) { return {s.data(), s.size()}; }
 
@@ -75,6 +79,13 @@ void AuditStoreBatch::PutRefusal(std::string_view leaf_hash,
                                  std::string_view audit_seed) {
   batch_->Put(ToSlice(Key("r/", leaf_hash)),
               rocksdb::Slice(audit_seed.data(), audit_seed.size()));
+}
+
+void AuditStoreBatch::SetLastReport(const ReportCheckpoint& report) {
+  std::string value = U64Key(report.tree_size);
+  value.append(report.root_hash);
+  value.append(U64Key(uint64_t(report.generated_at_unix_nanos)));
+  batch_->Put(kLastReportKey, ToSlice(value));
 }
 
 absl::StatusOr<std::unique_ptr<AuditStore>> AuditStore::Open(
@@ -144,6 +155,44 @@ absl::StatusOr<std::optional<v1::AuditRecord>> AuditStore::Audit(
         Cat("audit store ", dir_, ": audit record is malformed"));
   }
   return std::optional<v1::AuditRecord>(std::move(r));
+}
+
+absl::StatusOr<std::optional<bool>> AuditStore::AuditOnDemand(
+    std::string_view audit_seed) const {
+  using google::protobuf::internal::WireFormatLite;
+  const std::string key = Key("a/", audit_seed);
+  rocksdb::PinnableSlice value;
+  rocksdb::Status s = db_->Get(
+      rocksdb::ReadOptions(), db_->DefaultColumnFamily(), ToSlice(key), &value);
+  if (s.IsNotFound()) return std::optional<bool>();
+  if (!s.ok()) {
+    return absl::InternalError(
+        Cat("audit store ", dir_, ": read: ", s.ToString()));
+  }
+  // Scan the record's fields, skipping the others (the openings) unread.
+  google::protobuf::io::CodedInputStream in(
+      reinterpret_cast<const uint8_t*>(value.data()), int(value.size()));
+  in.SetTotalBytesLimit(int(value.size()));
+  bool on_demand = false;
+  constexpr int kOnDemandField = v1::AuditRecord::kOnDemandFieldNumber;
+  while (true) {
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) break;
+    if (WireFormatLite::GetTagFieldNumber(tag) == kOnDemandField &&
+        WireFormatLite::GetTagWireType(tag) ==
+            WireFormatLite::WIRETYPE_VARINT) {
+      uint64_t v = 0;
+      if (!in.ReadVarint64(&v)) break;
+      on_demand = v != 0;  // the last occurrence wins, as in parsing
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      break;
+    }
+  }
+  if (in.CurrentPosition() != int(value.size())) {
+    return absl::DataLossError(
+        Cat("audit store ", dir_, ": audit record is malformed"));
+  }
+  return std::optional<bool>(on_demand);
 }
 
 absl::StatusOr<std::vector<v1::AuditRecord>> AuditStore::PendingAudits() const {
@@ -244,6 +293,22 @@ absl::StatusOr<VerdictPage> AuditStore::ListVerdicts(
 absl::StatusOr<std::optional<std::string>> AuditStore::Refusal(
     std::string_view leaf_hash) const {
   return Get(Key("r/", leaf_hash));
+}
+
+absl::StatusOr<std::optional<ReportCheckpoint>> AuditStore::LastReport() const {
+  LP_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(kLastReportKey));
+  if (!v.has_value()) return std::optional<ReportCheckpoint>();
+  if (v->size() != kLastReportBytes) {
+    return absl::DataLossError(Cat("audit store ", dir_, ": ", kLastReportKey,
+                                   ": got ", v->size(), " bytes, want ",
+                                   kLastReportBytes));
+  }
+  ReportCheckpoint r;
+  r.tree_size = DecodeU64(std::string_view(*v).substr(0, 8));
+  r.root_hash = v->substr(8, 32);
+  r.generated_at_unix_nanos =
+      int64_t(DecodeU64(std::string_view(*v).substr(40, 8)));
+  return std::optional<ReportCheckpoint>(std::move(r));
 }
 
 }  // namespace layerproof::verifier

@@ -12,6 +12,9 @@
 //   v/<u64 verdict leaf index>   -> VerdictIndexEntry
 //   q/<request id><u64 leaf>     -> "" (the verdicts of one request)
 //   r/<envelope leaf hash>       -> audit seed of its FAIL_SIGNATURE verdict
+//   m/last_report                -> the last compliance report's checkpoint:
+//                                   u64 tree size ‖ 32-byte root ‖ u64
+//                                   generated-at ns (verifier/report_service.h)
 //
 // The log is the source of truth: the index is derived from its entries
 // (verifier/audit_scheduler.h indexes each entry once, in order, and marks
@@ -40,6 +43,14 @@ class WriteBatch;
 
 namespace layerproof::verifier {
 
+// The checkpoint a compliance report was issued at (the next report proves
+// its tree consistent with this one).
+struct ReportCheckpoint {
+  uint64_t tree_size = 0;
+  std::string root_hash;  // 32 bytes
+  int64_t generated_at_unix_nanos = 0;
+};
+
 // Writes applied together (one synced RocksDB WriteBatch).
 class AuditStoreBatch {
  public:
@@ -54,6 +65,8 @@ class AuditStoreBatch {
   void PutAudit(const v1::AuditRecord& record);
   void PutVerdict(uint64_t leaf_index, const v1::VerdictIndexEntry& entry);
   void PutRefusal(std::string_view leaf_hash, std::string_view audit_seed);
+  // Replaces the last issued report's checkpoint (root_hash: 32 bytes).
+  void SetLastReport(const ReportCheckpoint& report);
 
  private:
   friend class AuditStore;
@@ -90,6 +103,11 @@ class AuditStore {
       std::string_view request_id) const;
   absl::StatusOr<std::optional<v1::AuditRecord>> Audit(
       std::string_view audit_seed) const;
+  // Just the record's on_demand flag (nullopt: no such audit), read without
+  // copying the openings the record holds (compliance reports ask this of
+  // every verdict).
+  absl::StatusOr<std::optional<bool>> AuditOnDemand(
+      std::string_view audit_seed) const;
   // Every audit not yet done, oldest first.
   absl::StatusOr<std::vector<v1::AuditRecord>> PendingAudits() const;
   absl::StatusOr<std::optional<v1::VerdictIndexEntry>> Verdict(
@@ -105,6 +123,9 @@ class AuditStore {
   // The audit seed of the FAIL_SIGNATURE verdict of a refused envelope.
   absl::StatusOr<std::optional<std::string>> Refusal(
       std::string_view leaf_hash) const;
+  // The checkpoint of the last report issued; nullopt before the first.
+  // DataLoss for a malformed value.
+  absl::StatusOr<std::optional<ReportCheckpoint>> LastReport() const;
 
  private:
   AuditStore(std::unique_ptr<rocksdb::DB> db, std::string dir);

@@ -15,6 +15,7 @@
 #include "verifier/internal/db_handles.h"
 #include "verifier/log_service.h"
 #include "verifier/opening_client.h"
+#include "verifier/report_service.h"
 #include "verifier/submission.h"
 
 namespace layerproof::verifier {
@@ -169,6 +170,13 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
   node->audit_service_ = std::make_unique<AuditService>(
       node->dbs_, *node->scheduler_, *node->authorizer_, node->log_origin_,
       num_layers, options.max_evidence_bytes);
+  ReportServiceOptions report_options;
+  report_options.verifier_id = options.verifier_id;
+  report_options.log_origin = node->log_origin_;
+  report_options.key = options.key;
+  report_options.policy = options.policy;
+  node->report_service_ = std::make_unique<ReportService>(
+      node->dbs_, *node->authorizer_, std::move(report_options));
   node->options_ = std::move(options);
   return node;
 }
@@ -180,7 +188,7 @@ VerifierNode::~VerifierNode() {
 }
 
 std::vector<grpc::Service*> VerifierNode::services() {
-  return {log_service_.get(), audit_service_.get()};
+  return {log_service_.get(), audit_service_.get(), report_service_.get()};
 }
 
 absl::Status VerifierNode::AddProver(const ProverRegistration& prover) {
@@ -210,6 +218,9 @@ absl::Status VerifierNode::Shutdown(absl::Duration grace) {
       submitter_ != nullptr ? submitter_->Shutdown(deadline) : absl::OkStatus();
   absl::Status audits =
       scheduler_ != nullptr ? scheduler_->Shutdown(deadline) : absl::OkStatus();
+  // A report still being built finishes on its own snapshot of the
+  // databases; queued ones are refused.
+  if (report_service_ != nullptr) report_service_->Shutdown(deadline);
   // Operations still running hold their own handles; the databases close
   // when the last of them returns.
   dbs_->Close();

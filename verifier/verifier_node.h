@@ -1,7 +1,7 @@
 // The verifier node (DESIGN §1 steps 3-4, §5-§7): the transparency log of
 // commitments and verdicts, the audits drawn after each commitment is
-// logged, and the Log and Audit gRPC services over them. `layerproof serve
-// verifier` builds one from its flags and serves services() with
+// logged, and the Log, Audit and Report gRPC services over them. `layerproof
+// serve verifier` builds one from its flags and serves services() with
 // rpc::StartServer.
 //
 // On disk, under db_dir: log/ (store::RocksDbLog, origin
@@ -49,6 +49,7 @@ class AuditScheduler;
 class AuditService;
 class GrpcOpeningSource;
 class LogService;
+class ReportService;
 class Submitter;
 namespace internal {
 class DbHandles;
@@ -122,7 +123,8 @@ class VerifierNode {
   VerifierNode(const VerifierNode&) = delete;
   VerifierNode& operator=(const VerifierNode&) = delete;
 
-  // The Log and Audit services (owned by the node) for rpc::StartServer.
+  // The Log, Audit and Report services (owned by the node) for
+  // rpc::StartServer.
   std::vector<grpc::Service*> services();
 
   // Registers one more prover (e.g. one started after the verifier).
@@ -160,6 +162,7 @@ class VerifierNode {
   std::unique_ptr<rpc::Authorizer> authorizer_;
   std::unique_ptr<LogService> log_service_;
   std::unique_ptr<AuditService> audit_service_;
+  std::unique_ptr<ReportService> report_service_;
   absl::Mutex shutdown_mu_;
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
   absl::Status shutdown_status_ ABSL_GUARDED_BY(shutdown_mu_);

@@ -129,7 +129,7 @@ Sha256Digest DigestRoot(
 
 ModelDigest ComputeModelDigest(const ModelConfig& config,
                                const std::map<std::string, TensorView>& tensors,
-                               int threads) {
+                               int threads, const DigestProgress& progress) {
   std::vector<const std::string*> names;
   std::vector<const TensorView*> views;
   for (const auto& [name, t] : tensors) {
@@ -143,10 +143,17 @@ ModelDigest ComputeModelDigest(const ModelConfig& config,
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return views[a]->bytes > views[b]->bytes;
   });
+  int64_t total_bytes = 0;
+  for (const TensorView* v : views) total_bytes += int64_t(v->bytes);
   std::atomic<size_t> next{0};
+  std::atomic<int64_t> done_bytes{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < order.size();) {
       hashes[order[i]] = HashTensor(*views[order[i]]);
+      const int64_t done =
+          done_bytes.fetch_add(int64_t(views[order[i]]->bytes)) +
+          int64_t(views[order[i]]->bytes);
+      if (progress) progress(done, total_bytes);
     }
   };
   std::vector<std::thread> pool;
@@ -175,7 +182,7 @@ ModelDigest ComputeModelDigest(const ModelConfig& config,
 StatusOr<ModelDigest> LoadOrComputeDigest(
     const std::string& dir, const std::vector<std::string>& files,
     const ModelConfig& config, const std::map<std::string, TensorView>& tensors,
-    bool verify, bool write_cache) {
+    bool verify, bool write_cache, const DigestProgress& progress) {
   // Stamp the files before hashing: a file changed while it is hashed then
   // leaves a stale key, and the next load re-hashes.
   std::vector<internal::CachedFile> stamps;
@@ -203,7 +210,8 @@ StatusOr<ModelDigest> LoadOrComputeDigest(
     d.from_cache = true;
     return d;
   }
-  ModelDigest fresh = ComputeModelDigest(config, tensors, DefaultThreads());
+  ModelDigest fresh =
+      ComputeModelDigest(config, tensors, DefaultThreads(), progress);
   if (verify && cached) {
     LP_RETURN_IF_ERROR(CompareWithCache(cache_path, *cached, fresh));
   }

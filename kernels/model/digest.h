@@ -19,6 +19,7 @@
 #ifndef LAYERPROOF_KERNELS_MODEL_DIGEST_H_
 #define LAYERPROOF_KERNELS_MODEL_DIGEST_H_
 
+#include <functional>
 #include <map>
 #include <string>
 
@@ -45,10 +46,15 @@ Sha256Digest DigestRoot(
     const std::map<std::string, Sha256Digest>& tensor_hashes,
     const Sha256Digest& config_hash);
 
+// Bytes hashed so far and in all; called from the hashing threads (must be
+// thread-safe), after each tensor.
+using DigestProgress = std::function<void(int64_t done, int64_t total)>;
+
 // Hashes every tensor (in parallel over up to `threads` threads).
 ModelDigest ComputeModelDigest(const ModelConfig& config,
                                const std::map<std::string, TensorView>& tensors,
-                               int threads);
+                               int threads,
+                               const DigestProgress& progress = {});
 
 // The digest of the model in `dir`, from the cache when every file's size
 // and mtime match it (and `verify` is false), else by hashing; with
@@ -59,7 +65,7 @@ ModelDigest ComputeModelDigest(const ModelConfig& config,
 StatusOr<ModelDigest> LoadOrComputeDigest(
     const std::string& dir, const std::vector<std::string>& files,
     const ModelConfig& config, const std::map<std::string, TensorView>& tensors,
-    bool verify, bool write_cache);
+    bool verify, bool write_cache, const DigestProgress& progress = {});
 
 }  // namespace layerproof::kernels::model
 

@@ -102,6 +102,9 @@ Status Engine::Prepare(const EngineOptions& options) {
       LP_ASSIGN_OR_RETURN(p.k_bias, ex.PrepareBias(w.k_bias));
       LP_ASSIGN_OR_RETURN(p.v_bias, ex.PrepareBias(w.v_bias));
     }
+    if (options.prepare_progress) {
+      options.prepare_progress(l + 2, c.num_layers + 1);
+    }
   }
   stop_tokens_ = c.eos_token_ids;
   step_ws_ = std::make_unique<Workspace>();

@@ -19,6 +19,7 @@
 #define LAYERPROOF_KERNELS_MODEL_ENGINE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -53,6 +54,9 @@ struct EngineOptions {
   // Most rows (prompt positions plus decode tokens) one Step runs; longer
   // prompts are prefilled in chunks over several steps.
   int64_t max_step_rows = 1024;
+  // Progress of preparing (packing) the weights: blocks done of L + 1 (the
+  // embedding and head count as one). Called on the creating thread.
+  std::function<void(int64_t done, int64_t total)> prepare_progress;
 };
 
 struct GenerationRequest {

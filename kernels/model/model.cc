@@ -306,7 +306,8 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& dir,
   LP_ASSIGN_OR_RETURN(
       m->digest_,
       LoadOrComputeDigest(dir, keyed, m->config_, m->tensors_,
-                          options.verify_digest, options.write_digest_cache));
+                          options.verify_digest, options.write_digest_cache,
+                          options.progress));
   return m;
 }
 

@@ -46,6 +46,9 @@ struct LoadOptions {
   // Write the digest cache beside the model (skipped silently when the
   // directory is read-only).
   bool write_digest_cache = true;
+  // Progress of hashing the weights (bytes done, total) when the digest is
+  // computed rather than read from the cache; called from hashing threads.
+  DigestProgress progress;
 };
 
 class Model {

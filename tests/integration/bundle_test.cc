@@ -1,0 +1,716 @@
+// Evidence bundles verified offline (verifier/bundle_check.h,
+// `layerproof verify-bundle`, docs/formats.md): real bundles from an
+// in-process cluster (an honest prover and one that flips a bit of layer
+// 2), fetched with Audit.GetEvidence, must verify, a FAIL_MISMATCH bundle
+// included (the evidence confirms the verdict), and every kind of tampering
+// must be caught with the failing check named.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/dispatch.h"
+#include "kernels/model/engine.h"
+#include "kernels/model/executor.h"
+#include "store/checkpoint.h"
+#include "store/commitment.h"
+#include "store/envelope.h"
+#include "store/merkle.h"
+#include "tests/integration/cluster.h"
+#include "verifier/bundle_check.h"
+#include "verifier/internal/bytes.h"
+
+namespace layerproof::integration {
+namespace {
+
+using verifier::BundleCheckResult;
+using verifier::BundleTrust;
+using verifier::BundleVerification;
+using State = BundleCheckResult::State;
+namespace internal = verifier::internal;
+
+constexpr uint32_t kTamperedLayer = 2;  // of tiny's 4
+
+// Flips the top mantissa bit of every row of layer 2, consistently in the
+// commitment and in openings (as tests/integration/cheating_test.cc).
+class FlipBitTamper : public prover::RowsTamper {
+ public:
+  void Tamper(int64_t layer, int64_t, float* rows, int64_t n,
+              int64_t width) override {
+    if (layer != kTamperedLayer) return;
+    for (int64_t r = 0; r < n; ++r) {
+      uint32_t bits;
+      std::memcpy(&bits, rows + r * width, 4);
+      bits ^= 1u << 22;
+      std::memcpy(rows + r * width, &bits, 4);
+    }
+  }
+};
+
+// Opens rows that differ from the committed ones.
+class BadOpeningFaults : public prover::ProverFaults {
+ public:
+  void TamperOpenedRows(int64_t, int64_t, float* rows, int64_t,
+                        int64_t) override {
+    rows[0] = -rows[0];
+  }
+};
+
+class FlipBitFaults : public prover::ProverFaults {
+ public:
+  std::unique_ptr<prover::RowsTamper> NewRowsTamper() override {
+    return std::make_unique<FlipBitTamper>();
+  }
+};
+
+std::string Serialise(const v1::EvidenceBundle& b) {
+  std::string out;
+  EXPECT_TRUE(b.SerializeToString(&out));
+  return out;
+}
+
+v1::EvidenceBundle Parse(const std::string& bytes) {
+  v1::EvidenceBundle b;
+  EXPECT_TRUE(b.ParseFromString(bytes));
+  return b;
+}
+
+// The real bundles every test reads: one cluster for the whole suite.
+struct World {
+  std::unique_ptr<Cluster> cluster;
+  RunningProver* honest = nullptr;
+  RunningProver* cheat = nullptr;
+  RunningProver* bad_opener = nullptr;
+  RunningProver* other = nullptr;
+  std::unique_ptr<kernels::model::Executor> executor;
+  std::unique_ptr<kernels::model::Engine> engine;
+  std::string model_digest;
+  std::string pass_sampled;    // PASS, blocks {1, 3}: opens h^2, h^4
+  std::string pass_sampled_2;  // PASS on another request, blocks {1, 3}
+  std::string pass_all;        // PASS, all layers: header only
+  std::string mismatch;        // FAIL_MISMATCH at 2, block {2}
+  std::string mismatch_all;    // FAIL_MISMATCH at 2, all layers
+  std::string bad_opening;     // FAIL_OPENING: opened rows do not hash
+  std::unique_ptr<ModelDir> other_model;
+  std::string wrong_model;  // FAIL_MODEL: served under the other digest
+};
+
+World* world = nullptr;
+
+std::string RunRequest(Cluster& cluster, RunningProver& prover, int seed) {
+  auto stub = cluster.InferenceStub(prover);
+  v1::GenerateRequest request;
+  for (int32_t id : RandomPrompt(
+           seed, static_cast<int32_t>(cluster.model().config().vocab_size),
+           8)) {
+    request.mutable_token_ids()->add_ids(id);
+  }
+  request.mutable_sampling()->set_temperature(seed % 2 ? 0.7f : 0.0f);
+  request.mutable_sampling()->set_top_p(1.0f);
+  request.set_max_tokens(4);
+  request.set_ignore_eos(true);
+  v1::GenerateResponse response;
+  grpc::ClientContext context;
+  const grpc::Status status = stub->Generate(&context, request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return response.request_id();
+}
+
+// Audits `request_id` now (blocks `layers`, or all) and returns the
+// serialised evidence bundle of that verdict.
+std::string AuditAndFetch(Cluster& cluster, const std::string& request_id,
+                          const std::vector<uint32_t>& layers,
+                          v1::VerdictOutcome want) {
+  auto audit = cluster.AuditStub();
+  v1::RequestAuditRequest request;
+  request.set_request_id(request_id);
+  for (uint32_t l : layers) request.add_layers(l);
+  request.set_all_layers(layers.empty());
+  v1::RequestAuditResponse response;
+  {
+    grpc::ClientContext context;
+    const grpc::Status s = audit->RequestAudit(&context, request, &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+  }
+  v1::Envelope envelope;
+  EXPECT_TRUE(envelope.ParseFromString(response.verdict().verdict_envelope()));
+  absl::StatusOr<v1::Verdict> verdict = store::ParseVerdict(envelope.payload());
+  EXPECT_TRUE(verdict.ok()) << verdict.status();
+  if (verdict.ok()) {
+    EXPECT_EQ(verdict->outcome(), want) << verdict->detail();
+  }
+  v1::GetEvidenceRequest evidence;
+  evidence.set_request_id(request_id);
+  evidence.set_verdict_leaf_index(response.verdict().leaf_index());
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  for (;;) {  // the checkpoint may lag the verdict for a moment: poll
+    v1::EvidenceBundle bundle;
+    grpc::ClientContext context;
+    const grpc::Status s = audit->GetEvidence(&context, evidence, &bundle);
+    if (s.ok()) return Serialise(bundle);
+    if (s.error_code() != grpc::StatusCode::UNAVAILABLE ||
+        absl::Now() > deadline) {
+      ADD_FAILURE() << "GetEvidence: " << s.error_message();
+      return "";
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+}
+
+class BundleTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    world = new World;
+    World& w = *world;
+    w.cluster = std::make_unique<Cluster>();
+    Cluster& c = *w.cluster;
+    c.StartVerifier(VerifierSetup{.policy = {0.0, 1}});  // audits on demand
+    w.honest = &c.StartProver({.prover_id = "prover-honest"});
+    w.cheat = &c.StartProver({.prover_id = "prover-cheat",
+                              .faults = std::make_shared<FlipBitFaults>()});
+    const std::string a = RunRequest(c, *w.honest, 1);
+    const std::string b = RunRequest(c, *w.honest, 2);
+    const std::string d = RunRequest(c, *w.honest, 3);
+    const std::string x = RunRequest(c, *w.cheat, 4);
+    w.bad_opener =
+        &c.StartProver({.prover_id = "prover-bad-opening",
+                        .faults = std::make_shared<BadOpeningFaults>()});
+    w.other_model = std::make_unique<ModelDir>("tiny", 2);
+    w.other = &c.StartProver({.prover_id = "prover-other-model",
+                              .model = w.other_model->model.get()});
+    const std::string y = RunRequest(c, *w.bad_opener, 5);
+    const std::string z = RunRequest(c, *w.other, 6);
+    w.pass_sampled = AuditAndFetch(c, a, {1, 3}, v1::PASS);
+    w.pass_sampled_2 = AuditAndFetch(c, b, {1, 3}, v1::PASS);
+    w.pass_all = AuditAndFetch(c, d, {}, v1::PASS);
+    w.mismatch = AuditAndFetch(c, x, {kTamperedLayer}, v1::FAIL_MISMATCH);
+    w.mismatch_all = AuditAndFetch(c, x, {}, v1::FAIL_MISMATCH);
+    w.bad_opening = AuditAndFetch(c, y, {2, 4}, v1::FAIL_OPENING);
+    w.wrong_model = AuditAndFetch(c, z, {1}, v1::FAIL_MODEL);
+
+    // The third party's own engine over the same model files.
+    auto backend = kernels::DefaultBackend();
+    ASSERT_TRUE(backend.ok());
+    w.executor = kernels::model::MakeHostExecutor(*backend);
+    kernels::model::EngineOptions options;
+    options.max_context = c.model().config().max_positions;
+    auto engine =
+        kernels::model::Engine::Create(c.model(), w.executor.get(), options);
+    ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+    w.engine = *std::move(engine);
+    const auto& root = c.model().digest().root;
+    w.model_digest.assign(reinterpret_cast<const char*>(root.data()),
+                          root.size());
+  }
+  static void TearDownTestSuite() {
+    world->cluster.reset();  // its provers before the other model goes
+    delete world;
+    world = nullptr;
+  }
+
+  static BundleTrust Trust() {
+    BundleTrust t;
+    t.log_key = world->cluster->verifier_key();
+    t.prover_keys = {
+        world->honest->key->public_key(), world->cheat->key->public_key(),
+        world->bad_opener->key->public_key(), world->other->key->public_key()};
+    return t;
+  }
+
+  static absl::StatusOr<BundleVerification> Verify(
+      const std::string& bytes, const BundleTrust& trust = Trust(),
+      const std::string* digest = nullptr) {
+    return verifier::VerifyEvidenceBundle(
+        bytes, *world->engine, digest ? *digest : world->model_digest, trust);
+  }
+
+  static State StateOf(const BundleVerification& v, const std::string& name) {
+    for (const BundleCheckResult& c : v.checks) {
+      if (c.check == name) return c.state;
+    }
+    ADD_FAILURE() << "no check named " << name;
+    return State::kNotApplicable;
+  }
+
+  static std::string Dump(const BundleVerification& v) {
+    std::string s;
+    for (const BundleCheckResult& c : v.checks) {
+      s += c.check + " " +
+           std::string(verifier::BundleCheckStateName(c.state)) + ": " +
+           c.detail + "\n";
+    }
+    return s;
+  }
+
+  // Not ok, and `check` is among the failed.
+  static void ExpectFails(const std::string& bytes, const std::string& check,
+                          const BundleTrust& trust = Trust(),
+                          const std::string* digest = nullptr) {
+    absl::StatusOr<BundleVerification> v = Verify(bytes, trust, digest);
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_FALSE(v->ok()) << Dump(*v);
+    EXPECT_EQ(StateOf(*v, check), State::kFail) << Dump(*v);
+  }
+};
+
+TEST_F(BundleTest, HonestBundlesVerify) {
+  for (const std::string* bytes :
+       {&world->pass_sampled, &world->pass_sampled_2, &world->pass_all}) {
+    absl::StatusOr<BundleVerification> v = Verify(*bytes);
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_TRUE(v->ok()) << Dump(*v);
+    EXPECT_TRUE(v->verdict_rederived) << Dump(*v);
+    EXPECT_EQ(v->verdict.outcome(), v1::PASS);
+    EXPECT_EQ(v->checks.size(), 11u);
+    for (const BundleCheckResult& c : v->checks) {
+      EXPECT_EQ(c.state, State::kPass) << c.check << ": " << c.detail;
+    }
+  }
+}
+
+TEST_F(BundleTest, MismatchBundleOfACheatingProverConfirmsTheVerdict) {
+  for (const std::string* bytes : {&world->mismatch, &world->mismatch_all}) {
+    absl::StatusOr<BundleVerification> v = Verify(*bytes);
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_TRUE(v->ok()) << Dump(*v);
+    EXPECT_TRUE(v->verdict_rederived);
+    EXPECT_EQ(v->verdict.outcome(), v1::FAIL_MISMATCH);
+    EXPECT_EQ(v->verdict.mismatch().layer(), kTamperedLayer);
+    EXPECT_EQ(v->commitment.prover_id(), "prover-cheat");
+  }
+}
+
+TEST_F(BundleTest, ProgressReportsEveryCheck) {
+  std::vector<std::string> steps;
+  int last_done = -1, last_total = 0;
+  absl::StatusOr<BundleVerification> v = verifier::VerifyEvidenceBundle(
+      world->pass_sampled, *world->engine, world->model_digest, Trust(),
+      [&](int done, int total, std::string_view step) {
+        EXPECT_GT(done, last_done);
+        last_done = done;
+        last_total = total;
+        steps.emplace_back(step);
+      });
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(last_done, last_total);
+  EXPECT_EQ(steps.size(), v->checks.size() + 1);
+}
+
+// The offsets of `bytes` (a serialised bundle) to flip: every byte before
+// the opened activations (field 8, serialised last: the envelopes, proofs,
+// checkpoints and the opening header) and of each OpenedLayer's framing,
+// and a spread through the activations themselves.
+std::vector<size_t> FlipPositions(const std::string& bytes) {
+  v1::EvidenceBundle b = Parse(bytes);
+  const v1::EvidenceBundle layers = b;
+  b.clear_opened_layers();
+  const size_t prefix = b.ByteSizeLong();
+  std::vector<size_t> out;
+  for (size_t i = 0; i < prefix; ++i) out.push_back(i);
+  size_t at = prefix;
+  for (const v1::OpenedLayer& l : layers.opened_layers()) {
+    v1::EvidenceBundle one;
+    *one.add_opened_layers() = l;
+    const size_t size = one.ByteSizeLong();
+    for (size_t i = at; i < at + size; ++i) {
+      if (i < at + 16 || i % 97 == 0 || i + 1 == at + size) out.push_back(i);
+    }
+    at += size;
+  }
+  EXPECT_EQ(at, bytes.size());
+  return out;
+}
+
+// Every single-byte change of a real bundle is either malformed or fails
+// a named check; none passes.
+TEST_F(BundleTest, EveryFlippedByteIsCaught) {
+  // Every position of the sampled bundles; every 5th of the all-layers one
+  // (each of its checks re-executes every block).
+  for (const auto& [original, stride] :
+       {std::pair{&world->pass_sampled, 1}, std::pair{&world->mismatch, 1},
+        std::pair{&world->pass_all, 5}}) {
+    int malformed = 0, failed = 0;
+    for (size_t i : FlipPositions(*original)) {
+      if (i % stride != 0) continue;
+      // The low bit of every byte, and several bits of some.
+      for (uint8_t mask : {uint8_t{0x01}, uint8_t{0xa4}}) {
+        if (mask == 0xa4 && i % 5 != 0) continue;
+        std::string bytes = *original;
+        bytes[i] = static_cast<char>(bytes[i] ^ mask);
+        absl::StatusOr<BundleVerification> v = Verify(bytes);
+        if (!v.ok()) {
+          EXPECT_TRUE(absl::IsInvalidArgument(v.status())) << v.status();
+          ++malformed;
+          continue;
+        }
+        ++failed;
+        ASSERT_FALSE(v->ok()) << "byte " << i << " ^ " << int(mask) << " of "
+                              << original->size() << " passed:\n"
+                              << Dump(*v);
+      }
+    }
+    EXPECT_GT(malformed, 0);
+    EXPECT_GT(failed, 0);
+    std::printf("%zu bytes: %d changes malformed, %d failing a check\n",
+                original->size(), malformed, failed);
+  }
+}
+
+TEST_F(BundleTest, CheckpointOfAnotherLogFails) {
+  v1::EvidenceBundle b = Parse(world->pass_sampled);
+  // Another verifier's key, name and origin over the same tree.
+  auto key = store::Ed25519PrivateKey::Generate();
+  ASSERT_TRUE(key.ok());
+  store::CheckpointVerifier real("verifier-1", world->cluster->verifier_key());
+  auto c = real.Verify(b.verdict_inclusion().checkpoint());
+  ASSERT_TRUE(c.ok()) << c.status();
+  store::Checkpoint other = *c;
+  other.origin = "layerproof/verifier-2";
+  auto signer = store::CheckpointSigner::Create("verifier-2", *std::move(key));
+  ASSERT_TRUE(signer.ok());
+  auto note = signer->Sign(other);
+  ASSERT_TRUE(note.ok());
+  b.mutable_verdict_inclusion()->set_checkpoint(*note);
+  b.mutable_commitment_inclusion()->set_checkpoint(*note);
+  ExpectFails(Serialise(b), "checkpoint_signature");
+  b.set_log_origin(other.origin);
+  ExpectFails(Serialise(b), "checkpoint_signature");
+
+  // The log's own key, but another origin: caught by the bundle's
+  // log_origin, and by --log-origin when the bundle is changed to match.
+  auto same_key = store::CheckpointSigner::Create(
+      "verifier-1", store::Ed25519PrivateKey::FromPem(
+                        world->cluster->verifier_private_key().ToPem())
+                        .value());
+  ASSERT_TRUE(same_key.ok());
+  auto resigned = same_key->Sign(other);
+  ASSERT_TRUE(resigned.ok());
+  b = Parse(world->pass_sampled);
+  b.mutable_verdict_inclusion()->set_checkpoint(*resigned);
+  b.mutable_commitment_inclusion()->set_checkpoint(*resigned);
+  ExpectFails(Serialise(b), "log_origin");
+  b.set_log_origin(other.origin);
+  BundleTrust trust = Trust();
+  trust.expected_origin = "layerproof/verifier-1";
+  ExpectFails(Serialise(b), "log_origin", trust);
+  trust.expected_origin = "";
+  absl::StatusOr<BundleVerification> v = Verify(Serialise(b), trust);
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(v->ok()) << Dump(*v);  // self-consistent without the pin
+}
+
+TEST_F(BundleTest, InclusionProofOfAnotherLeafFails) {
+  // The verdict's proof offered for the commitment: same checkpoint, other
+  // leaf.
+  v1::EvidenceBundle b = Parse(world->pass_sampled);
+  *b.mutable_commitment_inclusion() = b.verdict_inclusion();
+  ExpectFails(Serialise(b), "commitment_inclusion");
+  // The right index with another leaf's path.
+  b = Parse(world->pass_sampled);
+  v1::EvidenceBundle other = Parse(world->pass_sampled_2);
+  b.mutable_commitment_inclusion()->clear_inclusion_proof();
+  for (const std::string& h : other.commitment_inclusion().inclusion_proof()) {
+    b.mutable_commitment_inclusion()->add_inclusion_proof(h);
+  }
+  if (b.commitment_inclusion().inclusion_proof_size() ==
+      Parse(world->pass_sampled)
+          .commitment_inclusion()
+          .inclusion_proof_size()) {
+    ExpectFails(Serialise(b), "commitment_inclusion");
+  }
+  // Another leaf's index with the right path.
+  b = Parse(world->pass_sampled);
+  b.mutable_verdict_inclusion()->set_leaf_index(
+      b.verdict_inclusion().leaf_index() ^ 1);
+  ExpectFails(Serialise(b), "verdict_inclusion");
+}
+
+TEST_F(BundleTest, OpeningOfAnotherRequestFails) {
+  v1::EvidenceBundle b = Parse(world->pass_sampled);
+  const v1::EvidenceBundle other = Parse(world->pass_sampled_2);
+  *b.mutable_opening() = other.opening();
+  *b.mutable_opened_layers() = other.opened_layers();
+  ExpectFails(Serialise(b), "opening_binding");
+  ExpectFails(Serialise(b), "re_execution");
+  // The other opening's activations under this request's header.
+  b = Parse(world->pass_sampled);
+  *b.mutable_opened_layers() = other.opened_layers();
+  ExpectFails(Serialise(b), "re_execution");
+}
+
+TEST_F(BundleTest, WrongModelDigestFails) {
+  std::string digest = world->model_digest;
+  digest[0] = static_cast<char>(digest[0] ^ 1);
+  ExpectFails(world->pass_sampled, "model_digest", Trust(), &digest);
+  ExpectFails(world->mismatch, "model_digest", Trust(), &digest);
+}
+
+TEST_F(BundleTest, WrongProverKeyFails) {
+  BundleTrust trust = Trust();
+  auto key = store::Ed25519PrivateKey::Generate();
+  ASSERT_TRUE(key.ok());
+  trust.prover_keys = {key->public_key()};
+  ExpectFails(world->pass_sampled, "commitment_signature", trust);
+  // The cheat's key does not vouch for the honest prover's commitment.
+  trust.prover_keys = {world->cheat->key->public_key()};
+  ExpectFails(world->pass_sampled, "commitment_signature", trust);
+}
+
+TEST_F(BundleTest, WrongLogKeyFails) {
+  BundleTrust trust = Trust();
+  auto key = store::Ed25519PrivateKey::Generate();
+  ASSERT_TRUE(key.ok());
+  trust.log_key = key->public_key();
+  ExpectFails(world->pass_sampled, "verdict_signature", trust);
+  ExpectFails(world->pass_sampled, "checkpoint_signature", trust);
+}
+
+TEST_F(BundleTest, VerdictOnAnotherRequestFails) {
+  // The cheat's commitment and opening under a PASS verdict on another
+  // request: the verdict does not bind the commitment, and re-execution
+  // gives FAIL_MISMATCH.
+  v1::EvidenceBundle b = Parse(world->mismatch);
+  const v1::EvidenceBundle pass = Parse(world->pass_sampled);
+  b.set_verdict_envelope(pass.verdict_envelope());
+  *b.mutable_verdict_inclusion() = pass.verdict_inclusion();
+  ExpectFails(Serialise(b), "verdict_binding");
+  ExpectFails(Serialise(b), "re_execution");
+}
+
+TEST_F(BundleTest, MalformedBundlesAreInvalidArgument) {
+  for (const std::string& bytes :
+       {std::string(""), std::string("\xff\xff\xff\xff garbage"),
+        world->pass_sampled.substr(0, world->pass_sampled.size() / 2)}) {
+    absl::StatusOr<BundleVerification> v = Verify(bytes);
+    EXPECT_TRUE(absl::IsInvalidArgument(v.status())) << v.status();
+  }
+  v1::EvidenceBundle b = Parse(world->pass_sampled);
+  b.set_format_version(2);
+  absl::StatusOr<BundleVerification> v = Verify(Serialise(b));
+  EXPECT_TRUE(absl::IsInvalidArgument(v.status())) << v.status();
+  EXPECT_NE(std::string(v.status().message()).find("format_version"),
+            std::string::npos);
+}
+
+// A bundle from a log of our own under the verifier's key and origin:
+// "an earlier entry", then `commitment_envelope` unless `refused`, then
+// `verdict` (its commitment_leaf_index and leaf hash set here) signed by
+// the verifier.
+std::string SyntheticBundle(const std::string& commitment_envelope,
+                            v1::Verdict verdict, bool refused) {
+  const std::string origin = Parse(world->pass_sampled).log_origin();
+  const store::Ed25519PrivateKey& key = world->cluster->verifier_private_key();
+  store::InMemoryTree tree;
+  tree.Append(std::string("an earlier entry"));
+  const uint64_t c_index = refused ? 0 : tree.Append(commitment_envelope);
+  verdict.set_commitment_leaf_hash(
+      internal::DigestBytes(store::LeafHash(commitment_envelope)));
+  if (refused) {
+    verdict.clear_commitment_leaf_index();
+  } else {
+    verdict.set_commitment_leaf_index(c_index);
+  }
+  absl::StatusOr<std::string> signed_verdict = store::SignVerdict(verdict, key);
+  EXPECT_TRUE(signed_verdict.ok()) << signed_verdict.status();
+  const uint64_t v_index = tree.Append(signed_verdict.value_or(""));
+  auto signer = store::CheckpointSigner::Create(
+      "verifier-1", store::Ed25519PrivateKey::FromPem(key.ToPem()).value());
+  EXPECT_TRUE(signer.ok());
+  store::Checkpoint cp;
+  cp.origin = origin;
+  cp.size = tree.size();
+  cp.root = tree.Root();
+  const std::string note = signer->Sign(cp).value();
+  auto inclusion = [&](uint64_t index) {
+    v1::LogInclusion incl;
+    incl.set_leaf_index(index);
+    incl.set_tree_size(tree.size());
+    incl.set_checkpoint(note);
+    const std::vector<store::Sha256Hash> proof =
+        store::InclusionProof(tree, index, tree.size()).value();
+    for (const store::Sha256Hash& h : proof) {
+      incl.add_inclusion_proof(std::string(h.begin(), h.end()));
+    }
+    return incl;
+  };
+  v1::EvidenceBundle b;
+  b.set_format_version(1);
+  b.set_log_origin(origin);
+  b.set_commitment_envelope(commitment_envelope);
+  if (!refused) *b.mutable_commitment_inclusion() = inclusion(c_index);
+  b.set_verdict_envelope(signed_verdict.value_or(""));
+  *b.mutable_verdict_inclusion() = inclusion(v_index);
+  return Serialise(b);
+}
+
+// The verdict of a real bundle, for SyntheticBundle to change.
+v1::Verdict VerdictOf(const std::string& bundle) {
+  v1::Envelope e;
+  EXPECT_TRUE(e.ParseFromString(Parse(bundle).verdict_envelope()));
+  return store::ParseVerdict(e.payload()).value();
+}
+
+// Verdicts that cannot be re-derived offline: authentic, so ok(), but not
+// re-derived (the binary exits 3).
+TEST_F(BundleTest, TimeoutVerdictIsAuthenticButNotRederived) {
+  const std::string commitment =
+      Parse(world->pass_sampled).commitment_envelope();
+  v1::Verdict verdict = VerdictOf(world->pass_sampled);
+  verdict.set_outcome(v1::FAIL_TIMEOUT);
+  verdict.clear_audited_layers();
+  verdict.set_head_checked(false);
+  verdict.set_detail("opening: not complete within 10s");
+  absl::StatusOr<BundleVerification> v =
+      Verify(SyntheticBundle(commitment, verdict, false));
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_TRUE(v->ok()) << Dump(*v);
+  EXPECT_FALSE(v->verdict_rederived);
+  EXPECT_EQ(StateOf(*v, "re_execution"), State::kNotApplicable);
+  EXPECT_EQ(StateOf(*v, "opening_binding"), State::kNotApplicable);
+  EXPECT_EQ(StateOf(*v, "model_digest"), State::kPass);
+  EXPECT_EQ(StateOf(*v, "commitment_inclusion"), State::kPass);
+
+  // The same verdict claiming PASS without an opening fails.
+  verdict.set_outcome(v1::PASS);
+  verdict.set_head_checked(true);
+  verdict.clear_detail();
+  const std::string pass = SyntheticBundle(commitment, verdict, false);
+  ExpectFails(pass, "bundle_format");
+  ExpectFails(pass, "opening_binding");
+}
+
+TEST_F(BundleTest, RefusalAtSubmissionIsAuthenticButNotRederived) {
+  // A commitment whose signature was corrupted, refused by the log.
+  v1::Envelope forged;
+  ASSERT_TRUE(
+      forged.ParseFromString(Parse(world->pass_sampled).commitment_envelope()));
+  (*forged.mutable_signatures(0)->mutable_sig())[5] ^= 1;
+  const std::string refused = forged.SerializeAsString();
+  v1::Verdict verdict = VerdictOf(world->pass_sampled);
+  verdict.set_outcome(v1::FAIL_SIGNATURE);
+  verdict.clear_audited_layers();
+  verdict.set_head_checked(false);
+  verdict.set_detail("refused at submission: signature 0 does not verify");
+  verdict.set_refused_submitter("prover-honest");
+  absl::StatusOr<BundleVerification> v =
+      Verify(SyntheticBundle(refused, verdict, true));
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_TRUE(v->ok()) << Dump(*v);
+  EXPECT_FALSE(v->verdict_rederived);
+  EXPECT_EQ(StateOf(*v, "commitment_signature"), State::kPass);
+  EXPECT_EQ(StateOf(*v, "commitment_inclusion"), State::kNotApplicable);
+  EXPECT_EQ(StateOf(*v, "re_execution"), State::kNotApplicable);
+
+  // A FAIL_SIGNATURE on a commitment that verifies is contradicted.
+  ExpectFails(SyntheticBundle(Parse(world->pass_sampled).commitment_envelope(),
+                              verdict, true),
+              "commitment_signature");
+}
+
+TEST_F(BundleTest, OpeningAndModelFailuresAreRederived) {
+  for (const auto& [bytes, outcome] :
+       {std::pair{&world->bad_opening, v1::FAIL_OPENING},
+        std::pair{&world->wrong_model, v1::FAIL_MODEL}}) {
+    absl::StatusOr<BundleVerification> v = Verify(*bytes);
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_TRUE(v->ok()) << Dump(*v);
+    EXPECT_TRUE(v->verdict_rederived) << Dump(*v);
+    EXPECT_EQ(v->verdict.outcome(), outcome);
+  }
+  // A FAIL_MODEL verdict is re-derived against the local model: with the
+  // other model's digest it is contradicted.
+  const auto& other = world->other_model->model->digest().root;
+  const std::string digest(other.begin(), other.end());
+  ExpectFails(world->wrong_model, "re_execution", Trust(), &digest);
+}
+
+std::pair<int, std::string> RunBinary(const std::string& args) {
+  const std::string command =
+      std::string(LP_LAYERPROOF_BINARY) + " verify-bundle " + args + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  const int rc = pclose(pipe);
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
+}
+
+void WriteFile(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+  ASSERT_TRUE(out.good()) << path;
+}
+
+// The real binary: exit 0 on a good bundle, 1 naming the check on a
+// tampered one, 2 on garbage and bad flags, 3 on a verdict that cannot be
+// re-derived offline.
+TEST_F(BundleTest, BinaryExitCodes) {
+  const std::string dir = world->cluster->root();
+  WriteFile(dir + "/log.pub", world->cluster->verifier_key().ToPem());
+  WriteFile(dir + "/honest.pub", world->honest->key->public_key().ToPem());
+  WriteFile(dir + "/cheat.pub", world->cheat->key->public_key().ToPem());
+  WriteFile(dir + "/good.bundle", world->mismatch);
+  v1::EvidenceBundle tampered = Parse(world->mismatch);
+  tampered.set_log_origin("layerproof/elsewhere");
+  WriteFile(dir + "/tampered.bundle", Serialise(tampered));
+  WriteFile(dir + "/garbage.bundle", "\xff\xff\xff\xff not a bundle");
+  const std::string flags = "--model " + world->cluster->model_dir() +
+                            " --log-key " + dir + "/log.pub --prover-key " +
+                            dir + "/honest.pub," + dir + "/cheat.pub ";
+
+  auto [rc, out] = RunBinary(flags + dir + "/good.bundle");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("VERIFIED"), std::string::npos) << out;
+  EXPECT_NE(out.find("FAIL_MISMATCH at layer 2"), std::string::npos) << out;
+
+  std::tie(rc, out) = RunBinary(flags + "--json " + dir + "/good.bundle");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("\"verdict_rederived\": true"), std::string::npos) << out;
+
+  std::tie(rc, out) = RunBinary(flags + dir + "/tampered.bundle");
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("NOT VERIFIED: failed log_origin"), std::string::npos)
+      << out;
+
+  std::tie(rc, out) = RunBinary(flags + "--log-origin layerproof/other " + dir +
+                                "/good.bundle");
+  EXPECT_EQ(rc, 1) << out;
+
+  v1::Verdict timeout = VerdictOf(world->pass_sampled);
+  timeout.set_outcome(v1::FAIL_TIMEOUT);
+  timeout.clear_audited_layers();
+  timeout.set_head_checked(false);
+  WriteFile(dir + "/timeout.bundle",
+            SyntheticBundle(Parse(world->pass_sampled).commitment_envelope(),
+                            timeout, false));
+  std::tie(rc, out) = RunBinary(flags + dir + "/timeout.bundle");
+  EXPECT_EQ(rc, 3) << out;
+  EXPECT_NE(out.find("AUTHENTIC, NOT RE-DERIVED"), std::string::npos) << out;
+
+  std::tie(rc, out) = RunBinary(flags + "--json " + dir + "/garbage.bundle");
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("\"exit_code\": 2"), std::string::npos) << out;
+
+  std::tie(rc, out) = RunBinary(flags + dir + "/garbage.bundle");
+  EXPECT_EQ(rc, 2) << out;
+  EXPECT_NE(out.find("malformed"), std::string::npos) << out;
+
+  std::tie(rc, out) = RunBinary(flags + dir + "/missing.bundle");
+  EXPECT_EQ(rc, 2) << out;
+  std::tie(rc, out) = RunBinary("--model " + world->cluster->model_dir() + " " +
+                                dir + "/good.bundle");
+  EXPECT_EQ(rc, 2) << out;  // no keys
+  std::tie(rc, out) = RunBinary("--help");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("usage: layerproof verify-bundle"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace layerproof::integration

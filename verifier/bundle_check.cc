@@ -1,0 +1,764 @@
+#include "verifier/bundle_check.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "google/protobuf/stubs/logging.h"
+#include "kernels/status.h"
+#include "layerproof/v1/audit.pb.h"
+#include "layerproof/v1/inference.pb.h"
+#include "store/checkpoint.h"
+#include "store/commitment.h"
+#include "store/envelope.h"
+#include "store/merkle.h"
+#include "verifier/evidence.h"
+#include "verifier/internal/bytes.h"
+#include "verifier/re_executor.h"
+
+namespace layerproof::verifier {
+namespace {
+
+using internal::DigestBytes;
+using internal::Hex;
+using State = BundleCheckResult::State;
+
+// A commitment with 1025 layer hashes is ~40 KiB and a verdict ~5 KiB; the
+// limit only bounds the work hostile input can cause.
+constexpr size_t kMaxEnvelopeBytes = 16 << 20;
+// PATH(m, D[n]) has at most ceil(log2 n) <= 64 hashes.
+constexpr int kMaxProofHashes = 64;
+
+constexpr const char* kCheckNames[] = {
+    "bundle_format",     "verdict_signature",    "checkpoint_signature",
+    "log_origin",        "commitment_signature", "commitment_inclusion",
+    "verdict_inclusion", "verdict_binding",      "model_digest",
+    "opening_binding",   "re_execution",
+};
+constexpr int kNumChecks = sizeof(kCheckNames) / sizeof(kCheckNames[0]);
+
+BundleCheckResult Pass(std::string detail) {
+  return {"", State::kPass, std::move(detail)};
+}
+BundleCheckResult Fail(std::string detail) {
+  return {"", State::kFail, std::move(detail)};
+}
+BundleCheckResult NotApplicable(std::string detail) {
+  return {"", State::kNotApplicable, std::move(detail)};
+}
+
+std::string Outcome(v1::VerdictOutcome o) {
+  return v1::VerdictOutcome_IsValid(o) ? v1::VerdictOutcome_Name(o)
+                                       : absl::StrCat("outcome ", int(o));
+}
+
+// "FAIL_MISMATCH at layer 2 (expected <hex>, got <hex>)", or the outcome.
+std::string Describe(const v1::Verdict& v) {
+  std::string s = Outcome(v.outcome());
+  if (v.outcome() == v1::FAIL_MISMATCH) {
+    absl::StrAppend(&s, " at layer ", v.mismatch().layer(), " (expected ",
+                    Hex(v.mismatch().expected()), ", got ",
+                    Hex(v.mismatch().got()), ")");
+  }
+  return s;
+}
+
+std::string Layers(const google::protobuf::RepeatedField<uint32_t>& layers) {
+  return absl::StrCat("[", absl::StrJoin(layers, ","), "]");
+}
+
+// The parts of the bundle, parsed but not yet trusted.
+struct Parts {
+  v1::EvidenceBundle bundle;
+  // The verdict and commitment payloads, when their envelopes parse and the
+  // payloads are valid records (signatures not checked).
+  std::optional<v1::Verdict> verdict;
+  std::optional<v1::Commitment> commitment;
+  // The commitment's request id read without validating anything (a
+  // FAIL_SIGNATURE verdict may be about an invalid commitment).
+  std::optional<std::string> commitment_request_id;
+  std::string commitment_leaf_hash;  // LeafHash(commitment_envelope)
+  // Set by the checks that establish them.
+  std::optional<store::Checkpoint> checkpoint;  // signed by the log key
+};
+
+// The payload of a serialised Envelope, without checking its signatures.
+std::optional<std::string> UnverifiedPayload(const std::string& envelope) {
+  if (envelope.size() > kMaxEnvelopeBytes) return std::nullopt;
+  v1::Envelope e;
+  if (!e.ParseFromString(envelope)) return std::nullopt;
+  return std::move(*e.mutable_payload());
+}
+
+Parts Dissect(v1::EvidenceBundle bundle) {
+  // Hostile bytes are expected here; each problem is a check's result, so
+  // protobuf's own log lines (e.g. invalid UTF-8) would only be noise.
+  google::protobuf::LogSilencer silence;
+  Parts p;
+  p.bundle = std::move(bundle);
+  if (std::optional<std::string> payload =
+          UnverifiedPayload(p.bundle.verdict_envelope())) {
+    absl::StatusOr<v1::Verdict> v = store::ParseVerdict(*payload);
+    if (v.ok()) p.verdict = *std::move(v);
+  }
+  if (std::optional<std::string> payload =
+          UnverifiedPayload(p.bundle.commitment_envelope())) {
+    v1::Commitment raw;
+    if (raw.ParseFromString(*payload)) {
+      p.commitment_request_id = raw.request_id();
+    }
+    absl::StatusOr<v1::Commitment> c = store::ParseCommitment(*payload);
+    if (c.ok()) p.commitment = *std::move(c);
+  }
+  p.commitment_leaf_hash =
+      DigestBytes(store::LeafHash(p.bundle.commitment_envelope()));
+  return p;
+}
+
+bool RefusedAtSubmission(const v1::Verdict& v) {
+  return v.outcome() == v1::FAIL_SIGNATURE && !v.has_commitment_leaf_index();
+}
+
+// --- the checks, in order -------------------------------------------------
+
+BundleCheckResult CheckFormat(const Parts& p) {
+  const v1::EvidenceBundle& b = p.bundle;
+  std::vector<std::string> problems;
+  if (b.log_origin().empty()) problems.push_back("log_origin: empty");
+  if (b.commitment_envelope().empty()) {
+    problems.push_back("commitment_envelope: empty");
+  }
+  if (b.verdict_envelope().empty()) {
+    problems.push_back("verdict_envelope: empty");
+  }
+  if (!b.has_verdict_inclusion()) {
+    problems.push_back("verdict_inclusion: absent");
+  }
+  if (p.verdict.has_value()) {
+    const v1::Verdict& v = *p.verdict;
+    if (v.has_commitment_leaf_index() && !b.has_commitment_inclusion()) {
+      problems.push_back(
+          "commitment_inclusion: absent, but the verdict names a logged "
+          "commitment");
+    }
+    if (!v.has_commitment_leaf_index() && b.has_commitment_inclusion()) {
+      problems.push_back(
+          "commitment_inclusion: present, but the verdict names a commitment "
+          "refused at submission");
+    }
+    if ((v.outcome() == v1::PASS || v.outcome() == v1::FAIL_MISMATCH) &&
+        !b.has_opening()) {
+      problems.push_back(absl::StrCat("opening: absent, but a ",
+                                      Outcome(v.outcome()),
+                                      " verdict was reached from one"));
+    }
+  }
+  if (!b.has_opening() && b.opened_layers_size() > 0) {
+    problems.push_back("opened_layers: present without an opening header");
+  }
+  for (int i = 1; i < b.opened_layers_size(); ++i) {
+    if (b.opened_layers(i).layer() <= b.opened_layers(i - 1).layer()) {
+      problems.push_back(absl::StrCat("opened_layers[", i, "].layer: got ",
+                                      b.opened_layers(i).layer(), ", want > ",
+                                      b.opened_layers(i - 1).layer(),
+                                      " (strictly ascending)"));
+      break;
+    }
+  }
+  if (!problems.empty()) {
+    return Fail(absl::StrCat("EvidenceBundle.", absl::StrJoin(problems, "; ")));
+  }
+  std::string detail = absl::StrCat("format_version ", b.format_version());
+  if (b.has_opening()) {
+    absl::StrAppend(&detail, "; an opening of ", b.opened_layers_size(),
+                    " layer(s)");
+  } else {
+    absl::StrAppend(&detail, "; no opening");
+  }
+  return Pass(detail);
+}
+
+BundleCheckResult CheckVerdictSignature(const Parts& p,
+                                        const BundleTrust& trust) {
+  store::KeyRing ring;
+  ring.Add(trust.log_key);
+  google::protobuf::LogSilencer silence;
+  absl::StatusOr<store::VerifiedEnvelope> verified =
+      store::VerifyEnvelope(p.bundle.verdict_envelope(), ring,
+                            store::kVerdictPayloadType, kMaxEnvelopeBytes);
+  if (!verified.ok()) {
+    return Fail(absl::StrCat(absl::IsPermissionDenied(verified.status())
+                                 ? "signed by a key other than the log key: "
+                                 : "does not verify under the log key: ",
+                             verified.status().message()));
+  }
+  absl::StatusOr<v1::Verdict> v = store::ParseVerdict(verified->payload);
+  if (!v.ok()) {
+    return Fail(absl::StrCat("the signed payload is not a valid verdict: ",
+                             v.status().message()));
+  }
+  return Pass(absl::StrCat(
+      "signed by the log key ",
+      Hex(DigestBytes(trust.log_key.KeyId())).substr(0, 16), "...; verifier \"",
+      v->verifier_id(), "\", ", Outcome(v->outcome())));
+}
+
+BundleCheckResult CheckCheckpointSignature(Parts& p, const BundleTrust& trust) {
+  if (!p.verdict.has_value()) {
+    return NotApplicable(
+        "not checked: no parseable verdict names the log's key "
+        "(Verdict.verifier_id)");
+  }
+  const v1::EvidenceBundle& b = p.bundle;
+  if (!b.has_verdict_inclusion()) {
+    return NotApplicable("not checked: the bundle has no verdict_inclusion");
+  }
+  const std::string& note = b.verdict_inclusion().checkpoint();
+  const std::string& name = p.verdict->verifier_id();
+  if (b.has_commitment_inclusion() &&
+      b.commitment_inclusion().checkpoint() != note) {
+    return Fail(
+        "commitment_inclusion.checkpoint differs from "
+        "verdict_inclusion.checkpoint (both must be the same signed note)");
+  }
+  store::CheckpointVerifier verifier(name, trust.log_key);
+  absl::StatusOr<store::Checkpoint> c = verifier.Verify(note);
+  if (!c.ok()) {
+    return Fail(absl::StrCat(
+        "verdict_inclusion.checkpoint: ", c.status().message(), " (key name \"",
+        name, "\", the verdict's verifier_id, with the log key)"));
+  }
+  p.checkpoint = *std::move(c);
+  return Pass(absl::StrCat(
+      "signed note by \"", name, "\" with the log key; tree size ",
+      p.checkpoint->size, ", root ", Hex(DigestBytes(p.checkpoint->root))));
+}
+
+BundleCheckResult CheckOrigin(const Parts& p, const BundleTrust& trust) {
+  if (!p.checkpoint.has_value()) {
+    return NotApplicable("not checked: no checkpoint signed by the log key");
+  }
+  const std::string& origin = p.checkpoint->origin;
+  if (origin != p.bundle.log_origin()) {
+    return Fail(absl::StrCat("the checkpoint's origin is \"", origin,
+                             "\", the bundle's log_origin \"",
+                             p.bundle.log_origin(), "\""));
+  }
+  if (!trust.expected_origin.empty() && origin != trust.expected_origin) {
+    return Fail(absl::StrCat("the checkpoint's origin is \"", origin,
+                             "\", want \"", trust.expected_origin, "\""));
+  }
+  return Pass(absl::StrCat("\"", origin, "\"",
+                           trust.expected_origin.empty()
+                               ? " (as the bundle says)"
+                               : " (as expected)"));
+}
+
+BundleCheckResult CheckCommitmentSignature(const Parts& p,
+                                           const BundleTrust& trust) {
+  store::KeyRing ring;
+  for (const store::Ed25519PublicKey& k : trust.prover_keys) ring.Add(k);
+  google::protobuf::LogSilencer silence;
+  absl::StatusOr<store::VerifiedEnvelope> verified =
+      store::VerifyEnvelope(p.bundle.commitment_envelope(), ring,
+                            store::kCommitmentPayloadType, kMaxEnvelopeBytes);
+  absl::Status status = verified.status();
+  std::string signer;
+  if (verified.ok()) {
+    absl::StatusOr<v1::Commitment> c =
+        store::ParseCommitment(verified->payload);
+    if (!c.ok()) {
+      status = absl::InvalidArgumentError(
+          absl::StrCat("the signed payload is not a valid commitment: ",
+                       c.status().message()));
+    } else {
+      signer = absl::StrCat("prover \"", c->prover_id(), "\"");
+      for (const store::Sha256Hash& id : verified->key_ids) {
+        absl::StrAppend(&signer, ", key ", Hex(DigestBytes(id)).substr(0, 16),
+                        "...");
+      }
+    }
+  }
+  const bool says_bad_signature =
+      p.verdict.has_value() && p.verdict->outcome() == v1::FAIL_SIGNATURE;
+  if (says_bad_signature) {
+    if (status.ok()) {
+      return Fail(absl::StrCat("verifies (", signer,
+                               ") under the given prover keys, yet the "
+                               "verdict is FAIL_SIGNATURE"));
+    }
+    return Pass(absl::StrCat(
+        "does not verify under the given prover keys, as the FAIL_SIGNATURE "
+        "verdict says: ",
+        status.message()));
+  }
+  if (!status.ok()) {
+    return Fail(absl::StrCat(absl::IsPermissionDenied(status)
+                                 ? "not signed by a given prover key: "
+                                 : "does not verify: ",
+                             status.message()));
+  }
+  return Pass(absl::StrCat("signed by ", signer));
+}
+
+// Verifies `incl` for the leaf with `leaf_hash` against the checkpoint.
+BundleCheckResult CheckInclusion(const Parts& p, const v1::LogInclusion& incl,
+                                 const std::string& leaf_hash) {
+  if (!p.checkpoint.has_value()) {
+    return NotApplicable("not checked: no checkpoint signed by the log key");
+  }
+  if (incl.tree_size() != p.checkpoint->size) {
+    return Fail(absl::StrCat("tree_size: got ", incl.tree_size(), ", want ",
+                             p.checkpoint->size, " (the checkpoint's)"));
+  }
+  if (incl.inclusion_proof_size() > kMaxProofHashes) {
+    return Fail(absl::StrCat("inclusion_proof: ", incl.inclusion_proof_size(),
+                             " hashes, want <= ", kMaxProofHashes));
+  }
+  std::vector<store::Sha256Hash> proof(incl.inclusion_proof_size());
+  for (int i = 0; i < incl.inclusion_proof_size(); ++i) {
+    const std::string& h = incl.inclusion_proof(i);
+    if (h.size() != proof[i].size()) {
+      return Fail(absl::StrCat("inclusion_proof[", i, "]: got ", h.size(),
+                               " bytes, want 32"));
+    }
+    std::memcpy(proof[i].data(), h.data(), h.size());
+  }
+  store::Sha256Hash leaf{};
+  std::memcpy(leaf.data(), leaf_hash.data(), leaf.size());
+  const absl::Status s = store::VerifyInclusion(
+      leaf, incl.leaf_index(), incl.tree_size(), proof, p.checkpoint->root);
+  if (!s.ok()) {
+    return Fail(absl::StrCat("leaf ", incl.leaf_index(), " of ",
+                             incl.tree_size(), ": ", s.message()));
+  }
+  return Pass(absl::StrCat("leaf ", incl.leaf_index(), " of ", incl.tree_size(),
+                           " (leaf hash ", Hex(leaf_hash), ")"));
+}
+
+BundleCheckResult CheckCommitmentInclusion(const Parts& p) {
+  if (p.verdict.has_value() && RefusedAtSubmission(*p.verdict)) {
+    return NotApplicable(
+        "the commitment was refused at submission: it is not in the log "
+        "(the verdict's commitment_leaf_hash names it)");
+  }
+  if (!p.bundle.has_commitment_inclusion()) {
+    return Fail("EvidenceBundle.commitment_inclusion: absent");
+  }
+  return CheckInclusion(p, p.bundle.commitment_inclusion(),
+                        p.commitment_leaf_hash);
+}
+
+BundleCheckResult CheckVerdictInclusion(const Parts& p) {
+  if (!p.bundle.has_verdict_inclusion()) {
+    return Fail("EvidenceBundle.verdict_inclusion: absent");
+  }
+  return CheckInclusion(
+      p, p.bundle.verdict_inclusion(),
+      DigestBytes(store::LeafHash(p.bundle.verdict_envelope())));
+}
+
+BundleCheckResult CheckBinding(const Parts& p) {
+  if (!p.verdict.has_value()) {
+    return NotApplicable("not checked: no parseable verdict");
+  }
+  const v1::Verdict& v = *p.verdict;
+  const v1::EvidenceBundle& b = p.bundle;
+  std::vector<std::string> problems;
+  if (!p.commitment_request_id.has_value()) {
+    problems.push_back("the commitment envelope does not parse");
+  } else if (*p.commitment_request_id != v.request_id()) {
+    problems.push_back(absl::StrCat("Verdict.request_id ", Hex(v.request_id()),
+                                    ", the commitment's ",
+                                    Hex(*p.commitment_request_id)));
+  }
+  if (v.commitment_leaf_hash() != p.commitment_leaf_hash) {
+    problems.push_back(absl::StrCat(
+        "Verdict.commitment_leaf_hash ", Hex(v.commitment_leaf_hash()),
+        ", the commitment envelope's leaf hash ", Hex(p.commitment_leaf_hash)));
+  }
+  if (v.has_commitment_leaf_index() && b.has_commitment_inclusion()) {
+    if (v.commitment_leaf_index() != b.commitment_inclusion().leaf_index()) {
+      problems.push_back(absl::StrCat("Verdict.commitment_leaf_index ",
+                                      v.commitment_leaf_index(),
+                                      ", commitment_inclusion.leaf_index ",
+                                      b.commitment_inclusion().leaf_index()));
+    }
+    if (b.has_verdict_inclusion() &&
+        b.verdict_inclusion().leaf_index() <= v.commitment_leaf_index()) {
+      problems.push_back(
+          absl::StrCat("the verdict (leaf ", b.verdict_inclusion().leaf_index(),
+                       ") is logged before the commitment it audits (leaf ",
+                       v.commitment_leaf_index(), ")"));
+    }
+  }
+  if (!problems.empty()) return Fail(absl::StrJoin(problems, "; "));
+  return Pass(absl::StrCat(
+      "request ", Hex(v.request_id()),
+      v.has_commitment_leaf_index()
+          ? absl::StrCat(", commitment leaf ", v.commitment_leaf_index())
+          : std::string(", refused at submission"),
+      ", leaf hash ", Hex(v.commitment_leaf_hash())));
+}
+
+BundleCheckResult CheckModelDigest(const Parts& p,
+                                   std::string_view model_digest) {
+  if (p.verdict.has_value() && p.verdict->outcome() == v1::FAIL_SIGNATURE) {
+    return NotApplicable(
+        "the verdict is FAIL_SIGNATURE: the commitment is not authenticated, "
+        "so the model it names means nothing");
+  }
+  if (p.verdict.has_value() && p.verdict->outcome() == v1::FAIL_MODEL) {
+    return NotApplicable(
+        "the verdict is FAIL_MODEL: re_execution re-derives it against the "
+        "local model");
+  }
+  if (!p.commitment.has_value()) {
+    return NotApplicable("not checked: no valid commitment");
+  }
+  if (p.commitment->model_digest() != model_digest) {
+    return Fail(absl::StrCat("the commitment names model ",
+                             Hex(p.commitment->model_digest()),
+                             ", the local model is ", Hex(model_digest)));
+  }
+  return Pass(Hex(model_digest));
+}
+
+BundleCheckResult CheckOpeningBinding(const Parts& p) {
+  const v1::EvidenceBundle& b = p.bundle;
+  if (!b.has_opening()) {
+    if (p.verdict.has_value() && (p.verdict->outcome() == v1::PASS ||
+                                  p.verdict->outcome() == v1::FAIL_MISMATCH)) {
+      return Fail(absl::StrCat("absent, but the ",
+                               Outcome(p.verdict->outcome()),
+                               " verdict was reached from one"));
+    }
+    return NotApplicable(absl::StrCat(
+        "the bundle holds no opening (the audit stopped before opening",
+        p.verdict.has_value()
+            ? absl::StrCat(": ", Outcome(p.verdict->outcome()))
+            : std::string(),
+        ")"));
+  }
+  const v1::OpeningHeader& h = b.opening();
+  if (h.commitment_envelope() != b.commitment_envelope()) {
+    return Fail(
+        "OpeningHeader.commitment_envelope differs from the bundle's "
+        "commitment_envelope: the opening is of another commitment");
+  }
+  const bool same_layers =
+      h.layers_size() == b.opened_layers_size() &&
+      std::equal(
+          h.layers().begin(), h.layers().end(), b.opened_layers().begin(),
+          [](uint32_t k, const v1::OpenedLayer& o) { return k == o.layer(); });
+  if (!same_layers) {
+    google::protobuf::RepeatedField<uint32_t> opened;
+    for (const v1::OpenedLayer& o : b.opened_layers()) opened.Add(o.layer());
+    return Fail(absl::StrCat("opened_layers ", Layers(opened),
+                             ", OpeningHeader.layers ", Layers(h.layers())));
+  }
+  if (h.hidden_size() != 0 && h.positions() > kMaxEvidenceBundleBytes /
+                                                  sizeof(float) /
+                                                  h.hidden_size()) {
+    return Fail(absl::StrCat("OpeningHeader: positions ", h.positions(),
+                             " x hidden_size ", h.hidden_size(),
+                             " is larger than any bundle"));
+  }
+  const uint64_t want =
+      uint64_t{h.positions()} * uint64_t{h.hidden_size()} * sizeof(float);
+  for (const v1::OpenedLayer& o : b.opened_layers()) {
+    if (o.data().size() != want) {
+      return Fail(absl::StrCat("opened_layers h^", o.layer(), ": ",
+                               o.data().size(), " bytes, want ", want,
+                               " (positions x hidden_size x 4)"));
+    }
+  }
+  return Pass(absl::StrCat("the header names this commitment's envelope; ",
+                           "layers ", Layers(h.layers()), " of ", h.positions(),
+                           " positions"));
+}
+
+// Serves the bundle's opening to the ReExecutor, validating it as
+// GrpcOpeningSource validates a stream (opening_client.h).
+class BundleOpeningSource : public OpeningSource {
+ public:
+  explicit BundleOpeningSource(const v1::EvidenceBundle& bundle)
+      : bundle_(bundle) {}
+
+  absl::StatusOr<Opening> Open(std::string_view, std::string_view,
+                               const std::vector<uint32_t>& layers,
+                               uint64_t positions, uint64_t hidden_size,
+                               absl::Time) override {
+    static_assert(std::endian::native == std::endian::little,
+                  "opened layers are little-endian fp32");
+    opened_ = true;
+    if (!bundle_.has_opening()) {
+      return OpeningUnavailableToVerifier("the bundle holds no opening");
+    }
+    const v1::OpeningHeader& h = bundle_.opening();
+    if (!std::equal(layers.begin(), layers.end(), h.layers().begin(),
+                    h.layers().end())) {
+      google::protobuf::RepeatedField<uint32_t> want(layers.begin(),
+                                                     layers.end());
+      return Malformed(absl::StrCat("OpeningHeader.layers: got ",
+                                    Layers(h.layers()), ", want ", Layers(want),
+                                    " (as requested)"));
+    }
+    if (h.positions() != positions) {
+      return Malformed(absl::StrCat("OpeningHeader.positions: got ",
+                                    h.positions(), ", want ", positions,
+                                    " (as committed)"));
+    }
+    if (h.hidden_size() != hidden_size) {
+      return Malformed(absl::StrCat("OpeningHeader.hidden_size: got ",
+                                    h.hidden_size(), ", want ", hidden_size,
+                                    " (as committed)"));
+    }
+    const uint64_t bytes = positions * hidden_size * sizeof(float);
+    Opening out;
+    out.header = h;
+    for (const v1::OpenedLayer& o : bundle_.opened_layers()) {
+      if (!std::binary_search(layers.begin(), layers.end(), o.layer())) {
+        return Malformed(
+            absl::StrCat("rows of h^", o.layer(), ", which was not requested"));
+      }
+      if (out.layers.count(o.layer()) > 0) {
+        return Malformed(absl::StrCat("h^", o.layer(), " twice"));
+      }
+      if (o.data().size() != bytes) {
+        return Malformed(absl::StrCat("h^", o.layer(), ": ", o.data().size(),
+                                      " bytes, want ", bytes,
+                                      " (positions x hidden_size x 4)"));
+      }
+      std::vector<float>& rows = out.layers[o.layer()];
+      rows.resize(positions * hidden_size);
+      if (bytes > 0) std::memcpy(rows.data(), o.data().data(), bytes);
+    }
+    for (uint32_t k : layers) {
+      if (out.layers.count(k) == 0) {
+        return Malformed(absl::StrCat("h^", k, " missing"));
+      }
+    }
+    return out;
+  }
+
+  bool opened() const { return opened_; }
+
+ private:
+  static absl::Status Malformed(std::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("opening malformed: ", std::string(why)));
+  }
+
+  const v1::EvidenceBundle& bundle_;
+  bool opened_ = false;
+};
+
+// The plan the audit ran (re_executor.cc): a sampled plan opens h^(l-1) for
+// each drawn l > 1 and always h^L, so an opening that lists no layers was
+// an all_layers audit. A verdict that stopped at the opening records no
+// audited_layers; its plan is then recovered from the opened k values.
+AuditPlan PlanOf(const v1::Verdict& v, const v1::EvidenceBundle& b,
+                 uint32_t num_layers) {
+  AuditPlan plan;
+  plan.audit_seed = v.audit_seed();
+  if (b.has_opening() && b.opening().layers_size() == 0) {
+    plan.all_layers = true;
+    return plan;
+  }
+  if (v.audited_layers_size() > 0 || !b.has_opening()) {
+    plan.layers.assign(v.audited_layers().begin(), v.audited_layers().end());
+    return plan;
+  }
+  for (uint32_t k : b.opening().layers()) {
+    if (k < num_layers) plan.layers.push_back(k + 1);
+  }
+  return plan;
+}
+
+// How `got` (re-derived) differs from `claimed`, or "" when it does not.
+std::string VerdictDifference(const v1::Verdict& claimed,
+                              const v1::Verdict& got) {
+  std::vector<std::string> d;
+  if (claimed.outcome() != got.outcome() ||
+      (claimed.outcome() == v1::FAIL_MISMATCH &&
+       (claimed.mismatch().layer() != got.mismatch().layer() ||
+        claimed.mismatch().expected() != got.mismatch().expected() ||
+        claimed.mismatch().got() != got.mismatch().got()))) {
+    d.push_back(absl::StrCat("the bundle's verdict is ", Describe(claimed),
+                             "; re-execution here gives ", Describe(got),
+                             got.detail().empty() ? "" : ": ", got.detail()));
+  }
+  if (claimed.request_id() != got.request_id()) {
+    d.push_back(absl::StrCat("request id ", Hex(claimed.request_id()),
+                             ", re-derived ", Hex(got.request_id())));
+  }
+  if (claimed.commitment_leaf_hash() != got.commitment_leaf_hash()) {
+    d.push_back("commitment_leaf_hash differs from the re-derived one");
+  }
+  if (!std::equal(claimed.audited_layers().begin(),
+                  claimed.audited_layers().end(), got.audited_layers().begin(),
+                  got.audited_layers().end())) {
+    d.push_back(absl::StrCat("audited_layers ",
+                             Layers(claimed.audited_layers()), ", re-derived ",
+                             Layers(got.audited_layers())));
+  }
+  if (claimed.head_checked() != got.head_checked()) {
+    d.push_back(absl::StrCat("head_checked ", claimed.head_checked(),
+                             ", re-derived ", got.head_checked()));
+  }
+  return absl::StrJoin(d, "; ");
+}
+
+BundleCheckResult CheckReExecution(Parts& p,
+                                   const kernels::model::Engine& engine,
+                                   std::string_view model_digest,
+                                   const BundleTrust& trust) {
+  if (!p.verdict.has_value()) {
+    return NotApplicable("not checked: no parseable verdict");
+  }
+  const v1::Verdict& v = *p.verdict;
+  const v1::EvidenceBundle& b = p.bundle;
+  if (v.outcome() == v1::FAIL_TIMEOUT) {
+    return NotApplicable(
+        "FAIL_TIMEOUT: the opening never arrived, so nothing can be "
+        "re-executed; the verdict is authentic but not re-derivable offline");
+  }
+  if (RefusedAtSubmission(v)) {
+    return NotApplicable(
+        "FAIL_SIGNATURE at submission: the log refused the commitment and "
+        "no audit ran; the verdict is authentic but not re-derivable offline");
+  }
+  if (v.outcome() == v1::FAIL_OPENING && !b.has_opening()) {
+    return NotApplicable(
+        "FAIL_OPENING without an opening: it was refused, late or malformed "
+        "in transit, and the bundle holds none; the verdict is authentic but "
+        "not re-derivable offline");
+  }
+  const uint32_t num_layers =
+      static_cast<uint32_t>(engine.model().config().num_layers);
+  const AuditPlan plan = PlanOf(v, b, num_layers);
+  store::KeyRing ring;
+  for (const store::Ed25519PublicKey& k : trust.prover_keys) ring.Add(k);
+  BundleOpeningSource source(b);
+  ReExecutor re_executor(engine, std::string(model_digest));
+  google::protobuf::LogSilencer silence;  // it parses the envelope too
+  absl::StatusOr<AuditOutcome> outcome =
+      re_executor.Audit(b.commitment_envelope(), v.commitment_leaf_index(),
+                        plan, ring, source, absl::InfiniteDuration());
+  if (!outcome.ok()) {
+    if (IsOpeningUnavailableToVerifier(outcome.status())) {
+      return Fail(absl::StrCat(
+          "the bundle's verdict is ", Outcome(v.outcome()),
+          ", but re-execution here gets past the checks that would give it "
+          "and needs an opening, which the bundle does not hold"));
+    }
+    if (absl::IsInvalidArgument(outcome.status())) {
+      return Fail(absl::StrCat("the verdict's audit plan does not fit: ",
+                               outcome.status().message()));
+    }
+    return NotApplicable(absl::StrCat("could not re-execute on this machine: ",
+                                      outcome.status().message()));
+  }
+  const std::string difference = VerdictDifference(v, outcome->verdict);
+  if (!difference.empty()) return Fail(difference);
+  std::string what =
+      plan.all_layers
+          ? absl::StrCat("all ", num_layers, " blocks")
+          : absl::StrCat("blocks ", Layers(outcome->verdict.audited_layers()));
+  if (!source.opened()) what = "the checks before the opening";
+  return Pass(
+      absl::StrCat("re-derived ", Describe(outcome->verdict), " from ", what,
+                   outcome->verdict.head_checked() ? " and the head" : "",
+                   " on this machine"));
+}
+
+}  // namespace
+
+std::string_view BundleCheckStateName(BundleCheckResult::State state) {
+  switch (state) {
+    case State::kPass:
+      return "pass";
+    case State::kFail:
+      return "fail";
+    case State::kNotApplicable:
+      return "n/a";
+  }
+  return "?";
+}
+
+bool BundleVerification::ok() const {
+  return std::none_of(
+      checks.begin(), checks.end(),
+      [](const BundleCheckResult& c) { return c.state == State::kFail; });
+}
+
+absl::StatusOr<v1::EvidenceBundle> ParseEvidenceBundle(
+    std::string_view bundle_bytes) {
+  if (bundle_bytes.size() > kMaxEvidenceBundleBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("EvidenceBundle: ", bundle_bytes.size(),
+                     " bytes, want <= ", kMaxEvidenceBundleBytes));
+  }
+  v1::EvidenceBundle bundle;
+  google::protobuf::LogSilencer silence;  // the Status names the problem
+  if (!bundle.ParseFromArray(bundle_bytes.data(),
+                             static_cast<int>(bundle_bytes.size()))) {
+    return absl::InvalidArgumentError(
+        "EvidenceBundle: malformed (not a serialised "
+        "layerproof.v1.EvidenceBundle)");
+  }
+  if (bundle.format_version() != kEvidenceFormatVersion) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "EvidenceBundle.format_version: got ", bundle.format_version(),
+        ", want ", kEvidenceFormatVersion));
+  }
+  return bundle;
+}
+
+absl::StatusOr<BundleVerification> VerifyEvidenceBundle(
+    std::string_view bundle_bytes, const kernels::model::Engine& engine,
+    std::string_view model_digest, const BundleTrust& trust,
+    const std::function<void(int done, int total, std::string_view step)>&
+        progress) {
+  LP_ASSIGN_OR_RETURN(v1::EvidenceBundle bundle,
+                      ParseEvidenceBundle(bundle_bytes));
+  Parts p = Dissect(std::move(bundle));
+
+  BundleVerification out;
+  if (p.verdict.has_value()) out.verdict = *p.verdict;
+  if (p.commitment.has_value()) out.commitment = *p.commitment;
+  if (p.bundle.has_verdict_inclusion()) {
+    out.verdict_leaf_index = p.bundle.verdict_inclusion().leaf_index();
+  }
+  int done = 0;
+  auto run = [&](auto&& check) {
+    const char* name = kCheckNames[done];
+    if (progress) progress(done, kNumChecks, name);
+    BundleCheckResult r = check();
+    r.check = name;
+    out.checks.push_back(std::move(r));
+    ++done;
+  };
+  run([&] { return CheckFormat(p); });
+  run([&] { return CheckVerdictSignature(p, trust); });
+  run([&] { return CheckCheckpointSignature(p, trust); });
+  run([&] { return CheckOrigin(p, trust); });
+  run([&] { return CheckCommitmentSignature(p, trust); });
+  run([&] { return CheckCommitmentInclusion(p); });
+  run([&] { return CheckVerdictInclusion(p); });
+  run([&] { return CheckBinding(p); });
+  run([&] { return CheckModelDigest(p, model_digest); });
+  run([&] { return CheckOpeningBinding(p); });
+  run([&] { return CheckReExecution(p, engine, model_digest, trust); });
+  if (progress) progress(kNumChecks, kNumChecks, "done");
+  out.verdict_rederived = out.checks.back().state == State::kPass;
+  return out;
+}
+
+}  // namespace layerproof::verifier
