@@ -9,12 +9,10 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cli/file_io.h"
 #include "cli/flags.h"
 #include "cli/store_commands.h"
 #include "grpcpp/client_context.h"
@@ -89,22 +88,21 @@ bool WantsHelp(const std::vector<std::string>& args) {
   return false;
 }
 
+// `path`, named by `flag` in the error.
 absl::StatusOr<std::string> ReadFile(const std::string& flag,
                                      const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  absl::StatusOr<std::string> data = ReadWholeFile(path);
+  if (!data.ok()) {
     return absl::InvalidArgumentError(flag + ": cannot read " + path);
   }
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return data;
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& data) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(data.data(), std::streamsize(data.size()));
-  out.close();
-  if (!out) return absl::UnavailableError("--out: cannot write " + path);
+// --out's file.
+absl::Status WriteOut(const std::string& path, const std::string& data) {
+  if (absl::Status s = WriteWholeFile(path, data); !s.ok()) {
+    return absl::UnavailableError("--out: " + std::string(s.message()));
+  }
   return absl::OkStatus();
 }
 
@@ -225,7 +223,7 @@ int Render(const std::vector<std::string>& args) {
   }
   absl::StatusOr<std::string> html = RenderHtml(*report);
   if (!html.ok()) return Fail(std::string(html.status().message()));
-  if (absl::Status s = WriteFile(flags.Get("--out"), *html); !s.ok()) {
+  if (absl::Status s = WriteOut(flags.Get("--out"), *html); !s.ok()) {
     return Fail(std::string(s.message()));
   }
   PrintSummary(*report, flags.Get("--out"), flags.Has("--json"));
@@ -310,7 +308,7 @@ int Fetch(const std::vector<std::string>& args) {
     if (!html.ok()) return Fail(std::string(html.status().message()));
     out = std::move(*html);
   }
-  if (absl::Status s = WriteFile(flags.Get("--out"), out); !s.ok()) {
+  if (absl::Status s = WriteOut(flags.Get("--out"), out); !s.ok()) {
     return Fail(std::string(s.message()));
   }
   PrintSummary(*report, flags.Get("--out"), flags.Has("--json"));

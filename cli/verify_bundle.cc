@@ -13,8 +13,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <set>
@@ -23,6 +21,7 @@
 #include <vector>
 
 #include "cli/engine_setup.h"
+#include "cli/file_io.h"
 #include "cli/flags.h"
 #include "cli/progress.h"
 #include "cli/store_commands.h"
@@ -72,34 +71,6 @@ int BadInput(bool json, const std::string& message) {
   }
   std::fprintf(stderr, "layerproof verify-bundle: %s\n", message.c_str());
   return kBadInput;
-}
-
-// The whole file, refusing more than `max_bytes`; nullopt with *error.
-std::optional<std::string> ReadFile(const std::string& path, size_t max_bytes,
-                                    std::string* error) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) {
-    *error = path + ": " + ec.message();
-    return std::nullopt;
-  }
-  if (size > max_bytes) {
-    *error = path + ": " + std::to_string(size) +
-             " bytes, want <= " + std::to_string(max_bytes);
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    *error = path + ": cannot open";
-    return std::nullopt;
-  }
-  std::string data(static_cast<size_t>(size), '\0');
-  in.read(data.data(), static_cast<std::streamsize>(size));
-  if (static_cast<uint64_t>(in.gcount()) != size) {
-    *error = path + ": short read";
-    return std::nullopt;
-  }
-  return data;
 }
 
 std::vector<std::string> SplitCommas(const std::string& text) {
@@ -247,9 +218,11 @@ int RunVerifyBundle(const std::vector<std::string>& args) {
 
   // Cheap inputs first: a malformed bundle or key fails before the model
   // is loaded.
-  std::optional<std::string> bundle =
-      ReadFile(bundle_path, verifier::kMaxEvidenceBundleBytes, &error);
-  if (!bundle) return BadInput(json, "BUNDLE: " + error);
+  absl::StatusOr<std::string> bundle =
+      ReadWholeFile(bundle_path, verifier::kMaxEvidenceBundleBytes);
+  if (!bundle.ok()) {
+    return BadInput(json, "BUNDLE: " + std::string(bundle.status().message()));
+  }
   verifier::BundleTrust trust;
   trust.expected_origin = flags.Get("--log-origin");
   if (flags.Has("--log-origin") && trust.expected_origin.empty()) {

@@ -17,4 +17,8 @@ lp=./build/cli/layerproof
 
 "$lp" selftest
 echo
-"$lp" demo --model .layerproof/models/small-seed1 --out layerproof-demo "$@"
+# --verifier-backend ref: the verifier re-executes on the scalar reference
+# kernels while the provers serve on the fastest backend, so every PASS is
+# a cross-backend bit-identity check (DESIGN §2).
+"$lp" demo --model .layerproof/models/small-seed1 --out layerproof-demo \
+  --verifier-backend ref "$@"

@@ -1,14 +1,12 @@
 #include "verifier/bundle_check.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/time.h"
 #include "google/protobuf/stubs/logging.h"
 #include "kernels/status.h"
 #include "layerproof/v1/audit.pb.h"
@@ -18,39 +16,11 @@
 #include "store/envelope.h"
 #include "store/merkle.h"
 #include "verifier/evidence.h"
+#include "verifier/internal/bundle_parts.h"
 #include "verifier/internal/bytes.h"
-#include "verifier/re_executor.h"
 
 namespace layerproof::verifier {
-namespace {
-
-using internal::DigestBytes;
-using internal::Hex;
-using State = BundleCheckResult::State;
-
-// A commitment with 1025 layer hashes is ~40 KiB and a verdict ~5 KiB; the
-// limit only bounds the work hostile input can cause.
-constexpr size_t kMaxEnvelopeBytes = 16 << 20;
-// PATH(m, D[n]) has at most ceil(log2 n) <= 64 hashes.
-constexpr int kMaxProofHashes = 64;
-
-constexpr const char* kCheckNames[] = {
-    "bundle_format",     "verdict_signature",    "checkpoint_signature",
-    "log_origin",        "commitment_signature", "commitment_inclusion",
-    "verdict_inclusion", "verdict_binding",      "model_digest",
-    "opening_binding",   "re_execution",
-};
-constexpr int kNumChecks = sizeof(kCheckNames) / sizeof(kCheckNames[0]);
-
-BundleCheckResult Pass(std::string detail) {
-  return {"", State::kPass, std::move(detail)};
-}
-BundleCheckResult Fail(std::string detail) {
-  return {"", State::kFail, std::move(detail)};
-}
-BundleCheckResult NotApplicable(std::string detail) {
-  return {"", State::kNotApplicable, std::move(detail)};
-}
+namespace internal::bundle_check {
 
 std::string Outcome(v1::VerdictOutcome o) {
   return v1::VerdictOutcome_IsValid(o) ? v1::VerdictOutcome_Name(o)
@@ -72,20 +42,21 @@ std::string Layers(const google::protobuf::RepeatedField<uint32_t>& layers) {
   return absl::StrCat("[", absl::StrJoin(layers, ","), "]");
 }
 
-// The parts of the bundle, parsed but not yet trusted.
-struct Parts {
-  v1::EvidenceBundle bundle;
-  // The verdict and commitment payloads, when their envelopes parse and the
-  // payloads are valid records (signatures not checked).
-  std::optional<v1::Verdict> verdict;
-  std::optional<v1::Commitment> commitment;
-  // The commitment's request id read without validating anything (a
-  // FAIL_SIGNATURE verdict may be about an invalid commitment).
-  std::optional<std::string> commitment_request_id;
-  std::string commitment_leaf_hash;  // LeafHash(commitment_envelope)
-  // Set by the checks that establish them.
-  std::optional<store::Checkpoint> checkpoint;  // signed by the log key
+namespace {
+
+// A commitment with 1025 layer hashes is ~40 KiB and a verdict ~5 KiB; the
+// limit only bounds the work hostile input can cause.
+constexpr size_t kMaxEnvelopeBytes = 16 << 20;
+// PATH(m, D[n]) has at most ceil(log2 n) <= 64 hashes.
+constexpr int kMaxProofHashes = 64;
+
+constexpr const char* kCheckNames[] = {
+    "bundle_format",     "verdict_signature",    "checkpoint_signature",
+    "log_origin",        "commitment_signature", "commitment_inclusion",
+    "verdict_inclusion", "verdict_binding",      "model_digest",
+    "opening_binding",   "re_execution",
 };
+constexpr int kNumChecks = sizeof(kCheckNames) / sizeof(kCheckNames[0]);
 
 // The payload of a serialised Envelope, without checking its signatures.
 std::optional<std::string> UnverifiedPayload(const std::string& envelope) {
@@ -119,11 +90,6 @@ Parts Dissect(v1::EvidenceBundle bundle) {
       DigestBytes(store::LeafHash(p.bundle.commitment_envelope()));
   return p;
 }
-
-bool RefusedAtSubmission(const v1::Verdict& v) {
-  return v.outcome() == v1::FAIL_SIGNATURE && !v.has_commitment_leaf_index();
-}
-
 // --- the checks, in order -------------------------------------------------
 
 BundleCheckResult CheckFormat(const Parts& p) {
@@ -483,204 +449,50 @@ BundleCheckResult CheckOpeningBinding(const Parts& p) {
                            " positions"));
 }
 
-// Serves the bundle's opening to the ReExecutor, validating it as
-// GrpcOpeningSource validates a stream (opening_client.h).
-class BundleOpeningSource : public OpeningSource {
- public:
-  explicit BundleOpeningSource(const v1::EvidenceBundle& bundle)
-      : bundle_(bundle) {}
-
-  absl::StatusOr<Opening> Open(std::string_view, std::string_view,
-                               const std::vector<uint32_t>& layers,
-                               uint64_t positions, uint64_t hidden_size,
-                               absl::Time) override {
-    static_assert(std::endian::native == std::endian::little,
-                  "opened layers are little-endian fp32");
-    opened_ = true;
-    if (!bundle_.has_opening()) {
-      return OpeningUnavailableToVerifier("the bundle holds no opening");
-    }
-    const v1::OpeningHeader& h = bundle_.opening();
-    if (!std::equal(layers.begin(), layers.end(), h.layers().begin(),
-                    h.layers().end())) {
-      google::protobuf::RepeatedField<uint32_t> want(layers.begin(),
-                                                     layers.end());
-      return Malformed(absl::StrCat("OpeningHeader.layers: got ",
-                                    Layers(h.layers()), ", want ", Layers(want),
-                                    " (as requested)"));
-    }
-    if (h.positions() != positions) {
-      return Malformed(absl::StrCat("OpeningHeader.positions: got ",
-                                    h.positions(), ", want ", positions,
-                                    " (as committed)"));
-    }
-    if (h.hidden_size() != hidden_size) {
-      return Malformed(absl::StrCat("OpeningHeader.hidden_size: got ",
-                                    h.hidden_size(), ", want ", hidden_size,
-                                    " (as committed)"));
-    }
-    const uint64_t bytes = positions * hidden_size * sizeof(float);
-    Opening out;
-    out.header = h;
-    for (const v1::OpenedLayer& o : bundle_.opened_layers()) {
-      if (!std::binary_search(layers.begin(), layers.end(), o.layer())) {
-        return Malformed(
-            absl::StrCat("rows of h^", o.layer(), ", which was not requested"));
-      }
-      if (out.layers.count(o.layer()) > 0) {
-        return Malformed(absl::StrCat("h^", o.layer(), " twice"));
-      }
-      if (o.data().size() != bytes) {
-        return Malformed(absl::StrCat("h^", o.layer(), ": ", o.data().size(),
-                                      " bytes, want ", bytes,
-                                      " (positions x hidden_size x 4)"));
-      }
-      std::vector<float>& rows = out.layers[o.layer()];
-      rows.resize(positions * hidden_size);
-      if (bytes > 0) std::memcpy(rows.data(), o.data().data(), bytes);
-    }
-    for (uint32_t k : layers) {
-      if (out.layers.count(k) == 0) {
-        return Malformed(absl::StrCat("h^", k, " missing"));
-      }
-    }
-    return out;
-  }
-
-  bool opened() const { return opened_; }
-
- private:
-  static absl::Status Malformed(std::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("opening malformed: ", std::string(why)));
-  }
-
-  const v1::EvidenceBundle& bundle_;
-  bool opened_ = false;
-};
-
-// The plan the audit ran (re_executor.cc): a sampled plan opens h^(l-1) for
-// each drawn l > 1 and always h^L, so an opening that lists no layers was
-// an all_layers audit. A verdict that stopped at the opening records no
-// audited_layers; its plan is then recovered from the opened k values.
-AuditPlan PlanOf(const v1::Verdict& v, const v1::EvidenceBundle& b,
-                 uint32_t num_layers) {
-  AuditPlan plan;
-  plan.audit_seed = v.audit_seed();
-  if (b.has_opening() && b.opening().layers_size() == 0) {
-    plan.all_layers = true;
-    return plan;
-  }
-  if (v.audited_layers_size() > 0 || !b.has_opening()) {
-    plan.layers.assign(v.audited_layers().begin(), v.audited_layers().end());
-    return plan;
-  }
-  for (uint32_t k : b.opening().layers()) {
-    if (k < num_layers) plan.layers.push_back(k + 1);
-  }
-  return plan;
-}
-
-// How `got` (re-derived) differs from `claimed`, or "" when it does not.
-std::string VerdictDifference(const v1::Verdict& claimed,
-                              const v1::Verdict& got) {
-  std::vector<std::string> d;
-  if (claimed.outcome() != got.outcome() ||
-      (claimed.outcome() == v1::FAIL_MISMATCH &&
-       (claimed.mismatch().layer() != got.mismatch().layer() ||
-        claimed.mismatch().expected() != got.mismatch().expected() ||
-        claimed.mismatch().got() != got.mismatch().got()))) {
-    d.push_back(absl::StrCat("the bundle's verdict is ", Describe(claimed),
-                             "; re-execution here gives ", Describe(got),
-                             got.detail().empty() ? "" : ": ", got.detail()));
-  }
-  if (claimed.request_id() != got.request_id()) {
-    d.push_back(absl::StrCat("request id ", Hex(claimed.request_id()),
-                             ", re-derived ", Hex(got.request_id())));
-  }
-  if (claimed.commitment_leaf_hash() != got.commitment_leaf_hash()) {
-    d.push_back("commitment_leaf_hash differs from the re-derived one");
-  }
-  if (!std::equal(claimed.audited_layers().begin(),
-                  claimed.audited_layers().end(), got.audited_layers().begin(),
-                  got.audited_layers().end())) {
-    d.push_back(absl::StrCat("audited_layers ",
-                             Layers(claimed.audited_layers()), ", re-derived ",
-                             Layers(got.audited_layers())));
-  }
-  if (claimed.head_checked() != got.head_checked()) {
-    d.push_back(absl::StrCat("head_checked ", claimed.head_checked(),
-                             ", re-derived ", got.head_checked()));
-  }
-  return absl::StrJoin(d, "; ");
-}
-
-BundleCheckResult CheckReExecution(Parts& p,
-                                   const kernels::model::Engine& engine,
-                                   std::string_view model_digest,
-                                   const BundleTrust& trust) {
-  if (!p.verdict.has_value()) {
-    return NotApplicable("not checked: no parseable verdict");
-  }
-  const v1::Verdict& v = *p.verdict;
-  const v1::EvidenceBundle& b = p.bundle;
-  if (v.outcome() == v1::FAIL_TIMEOUT) {
-    return NotApplicable(
-        "FAIL_TIMEOUT: the opening never arrived, so nothing can be "
-        "re-executed; the verdict is authentic but not re-derivable offline");
-  }
-  if (RefusedAtSubmission(v)) {
-    return NotApplicable(
-        "FAIL_SIGNATURE at submission: the log refused the commitment and "
-        "no audit ran; the verdict is authentic but not re-derivable offline");
-  }
-  if (v.outcome() == v1::FAIL_OPENING && !b.has_opening()) {
-    return NotApplicable(
-        "FAIL_OPENING without an opening: it was refused, late or malformed "
-        "in transit, and the bundle holds none; the verdict is authentic but "
-        "not re-derivable offline");
-  }
-  const uint32_t num_layers =
-      static_cast<uint32_t>(engine.model().config().num_layers);
-  const AuditPlan plan = PlanOf(v, b, num_layers);
-  store::KeyRing ring;
-  for (const store::Ed25519PublicKey& k : trust.prover_keys) ring.Add(k);
-  BundleOpeningSource source(b);
-  ReExecutor re_executor(engine, std::string(model_digest));
-  google::protobuf::LogSilencer silence;  // it parses the envelope too
-  absl::StatusOr<AuditOutcome> outcome =
-      re_executor.Audit(b.commitment_envelope(), v.commitment_leaf_index(),
-                        plan, ring, source, absl::InfiniteDuration());
-  if (!outcome.ok()) {
-    if (IsOpeningUnavailableToVerifier(outcome.status())) {
-      return Fail(absl::StrCat(
-          "the bundle's verdict is ", Outcome(v.outcome()),
-          ", but re-execution here gets past the checks that would give it "
-          "and needs an opening, which the bundle does not hold"));
-    }
-    if (absl::IsInvalidArgument(outcome.status())) {
-      return Fail(absl::StrCat("the verdict's audit plan does not fit: ",
-                               outcome.status().message()));
-    }
-    return NotApplicable(absl::StrCat("could not re-execute on this machine: ",
-                                      outcome.status().message()));
-  }
-  const std::string difference = VerdictDifference(v, outcome->verdict);
-  if (!difference.empty()) return Fail(difference);
-  std::string what =
-      plan.all_layers
-          ? absl::StrCat("all ", num_layers, " blocks")
-          : absl::StrCat("blocks ", Layers(outcome->verdict.audited_layers()));
-  if (!source.opened()) what = "the checks before the opening";
-  return Pass(
-      absl::StrCat("re-derived ", Describe(outcome->verdict), " from ", what,
-                   outcome->verdict.head_checked() ? " and the head" : "",
-                   " on this machine"));
-}
-
 }  // namespace
 
+BundleVerification RunChecks(
+    v1::EvidenceBundle bundle, const kernels::model::Engine& engine,
+    std::string_view model_digest, const BundleTrust& trust,
+    const std::function<void(int done, int total, std::string_view step)>&
+        progress) {
+  Parts p = Dissect(std::move(bundle));
+
+  BundleVerification out;
+  if (p.verdict.has_value()) out.verdict = *p.verdict;
+  if (p.commitment.has_value()) out.commitment = *p.commitment;
+  if (p.bundle.has_verdict_inclusion()) {
+    out.verdict_leaf_index = p.bundle.verdict_inclusion().leaf_index();
+  }
+  int done = 0;
+  auto run = [&](auto&& check) {
+    const char* name = kCheckNames[done];
+    if (progress) progress(done, kNumChecks, name);
+    BundleCheckResult r = check();
+    r.check = name;
+    out.checks.push_back(std::move(r));
+    ++done;
+  };
+  run([&] { return CheckFormat(p); });
+  run([&] { return CheckVerdictSignature(p, trust); });
+  run([&] { return CheckCheckpointSignature(p, trust); });
+  run([&] { return CheckOrigin(p, trust); });
+  run([&] { return CheckCommitmentSignature(p, trust); });
+  run([&] { return CheckCommitmentInclusion(p); });
+  run([&] { return CheckVerdictInclusion(p); });
+  run([&] { return CheckBinding(p); });
+  run([&] { return CheckModelDigest(p, model_digest); });
+  run([&] { return CheckOpeningBinding(p); });
+  run([&] { return CheckReExecution(p, engine, model_digest, trust); });
+  if (progress) progress(kNumChecks, kNumChecks, "done");
+  out.verdict_rederived = out.checks.back().state == State::kPass;
+  return out;
+}
+
+}  // namespace internal::bundle_check
+
 std::string_view BundleCheckStateName(BundleCheckResult::State state) {
+  using State = BundleCheckResult::State;
   switch (state) {
     case State::kPass:
       return "pass";
@@ -693,9 +505,10 @@ std::string_view BundleCheckStateName(BundleCheckResult::State state) {
 }
 
 bool BundleVerification::ok() const {
-  return std::none_of(
-      checks.begin(), checks.end(),
-      [](const BundleCheckResult& c) { return c.state == State::kFail; });
+  return std::none_of(checks.begin(), checks.end(),
+                      [](const BundleCheckResult& c) {
+                        return c.state == BundleCheckResult::State::kFail;
+                      });
 }
 
 absl::StatusOr<v1::EvidenceBundle> ParseEvidenceBundle(
@@ -728,37 +541,8 @@ absl::StatusOr<BundleVerification> VerifyEvidenceBundle(
         progress) {
   LP_ASSIGN_OR_RETURN(v1::EvidenceBundle bundle,
                       ParseEvidenceBundle(bundle_bytes));
-  Parts p = Dissect(std::move(bundle));
-
-  BundleVerification out;
-  if (p.verdict.has_value()) out.verdict = *p.verdict;
-  if (p.commitment.has_value()) out.commitment = *p.commitment;
-  if (p.bundle.has_verdict_inclusion()) {
-    out.verdict_leaf_index = p.bundle.verdict_inclusion().leaf_index();
-  }
-  int done = 0;
-  auto run = [&](auto&& check) {
-    const char* name = kCheckNames[done];
-    if (progress) progress(done, kNumChecks, name);
-    BundleCheckResult r = check();
-    r.check = name;
-    out.checks.push_back(std::move(r));
-    ++done;
-  };
-  run([&] { return CheckFormat(p); });
-  run([&] { return CheckVerdictSignature(p, trust); });
-  run([&] { return CheckCheckpointSignature(p, trust); });
-  run([&] { return CheckOrigin(p, trust); });
-  run([&] { return CheckCommitmentSignature(p, trust); });
-  run([&] { return CheckCommitmentInclusion(p); });
-  run([&] { return CheckVerdictInclusion(p); });
-  run([&] { return CheckBinding(p); });
-  run([&] { return CheckModelDigest(p, model_digest); });
-  run([&] { return CheckOpeningBinding(p); });
-  run([&] { return CheckReExecution(p, engine, model_digest, trust); });
-  if (progress) progress(kNumChecks, kNumChecks, "done");
-  out.verdict_rederived = out.checks.back().state == State::kPass;
-  return out;
+  return internal::bundle_check::RunChecks(std::move(bundle), engine,
+                                           model_digest, trust, progress);
 }
 
 }  // namespace layerproof::verifier

@@ -5,10 +5,8 @@
 // included (the evidence confirms the verdict), and every kind of tampering
 // must be caught with the failing check named.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -23,6 +21,8 @@
 #include "store/envelope.h"
 #include "store/merkle.h"
 #include "tests/integration/cluster.h"
+#include "tests/integration/run_command.h"
+#include "tests/integration/test_faults.h"
 #include "verifier/bundle_check.h"
 #include "verifier/internal/bytes.h"
 
@@ -34,40 +34,6 @@ using verifier::BundleTrust;
 using verifier::BundleVerification;
 using State = BundleCheckResult::State;
 namespace internal = verifier::internal;
-
-constexpr uint32_t kTamperedLayer = 2;  // of tiny's 4
-
-// Flips the top mantissa bit of every row of layer 2, consistently in the
-// commitment and in openings (as tests/integration/cheating_test.cc).
-class FlipBitTamper : public prover::RowsTamper {
- public:
-  void Tamper(int64_t layer, int64_t, float* rows, int64_t n,
-              int64_t width) override {
-    if (layer != kTamperedLayer) return;
-    for (int64_t r = 0; r < n; ++r) {
-      uint32_t bits;
-      std::memcpy(&bits, rows + r * width, 4);
-      bits ^= 1u << 22;
-      std::memcpy(rows + r * width, &bits, 4);
-    }
-  }
-};
-
-// Opens rows that differ from the committed ones.
-class BadOpeningFaults : public prover::ProverFaults {
- public:
-  void TamperOpenedRows(int64_t, int64_t, float* rows, int64_t,
-                        int64_t) override {
-    rows[0] = -rows[0];
-  }
-};
-
-class FlipBitFaults : public prover::ProverFaults {
- public:
-  std::unique_ptr<prover::RowsTamper> NewRowsTamper() override {
-    return std::make_unique<FlipBitTamper>();
-  }
-};
 
 std::string Serialise(const v1::EvidenceBundle& b) {
   std::string out;
@@ -172,8 +138,9 @@ class BundleTest : public ::testing::Test {
     Cluster& c = *w.cluster;
     c.StartVerifier(VerifierSetup{.policy = {0.0, 1}});  // audits on demand
     w.honest = &c.StartProver({.prover_id = "prover-honest"});
-    w.cheat = &c.StartProver({.prover_id = "prover-cheat",
-                              .faults = std::make_shared<FlipBitFaults>()});
+    w.cheat = &c.StartProver(
+        {.prover_id = "prover-cheat",
+         .faults = std::make_shared<RowsFaults<FlipBitTamper>>()});
     const std::string a = RunRequest(c, *w.honest, 1);
     const std::string b = RunRequest(c, *w.honest, 2);
     const std::string d = RunRequest(c, *w.honest, 3);
@@ -630,16 +597,12 @@ TEST_F(BundleTest, OpeningAndModelFailuresAreRederived) {
   ExpectFails(world->wrong_model, "re_execution", Trust(), &digest);
 }
 
-std::pair<int, std::string> RunBinary(const std::string& args) {
-  const std::string command =
-      std::string(LP_LAYERPROOF_BINARY) + " verify-bundle " + args + " 2>&1";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  const int rc = pclose(pipe);
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
+// `layerproof verify-bundle <args>`: its exit code, and its stdout then
+// its stderr.
+std::pair<int, std::string> RunVerifyBundle(std::vector<std::string> args) {
+  args.insert(args.begin(), "verify-bundle");
+  const CommandResult r = RunLayerproof(args);
+  return {r.exit_code, r.out + r.err};
 }
 
 void WriteFile(const std::string& path, const std::string& data) {
@@ -661,26 +624,32 @@ TEST_F(BundleTest, BinaryExitCodes) {
   tampered.set_log_origin("layerproof/elsewhere");
   WriteFile(dir + "/tampered.bundle", Serialise(tampered));
   WriteFile(dir + "/garbage.bundle", "\xff\xff\xff\xff not a bundle");
-  const std::string flags = "--model " + world->cluster->model_dir() +
-                            " --log-key " + dir + "/log.pub --prover-key " +
-                            dir + "/honest.pub," + dir + "/cheat.pub ";
+  const std::vector<std::string> flags = {
+      "--model",      world->cluster->model_dir(),
+      "--log-key",    dir + "/log.pub",
+      "--prover-key", dir + "/honest.pub," + dir + "/cheat.pub"};
+  // `flags`, then `more`.
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), flags.begin(), flags.end());
+    return more;
+  };
 
-  auto [rc, out] = RunBinary(flags + dir + "/good.bundle");
+  auto [rc, out] = RunVerifyBundle(with({dir + "/good.bundle"}));
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("VERIFIED"), std::string::npos) << out;
   EXPECT_NE(out.find("FAIL_MISMATCH at layer 2"), std::string::npos) << out;
 
-  std::tie(rc, out) = RunBinary(flags + "--json " + dir + "/good.bundle");
+  std::tie(rc, out) = RunVerifyBundle(with({"--json", dir + "/good.bundle"}));
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("\"verdict_rederived\": true"), std::string::npos) << out;
 
-  std::tie(rc, out) = RunBinary(flags + dir + "/tampered.bundle");
+  std::tie(rc, out) = RunVerifyBundle(with({dir + "/tampered.bundle"}));
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("NOT VERIFIED: failed log_origin"), std::string::npos)
       << out;
 
-  std::tie(rc, out) = RunBinary(flags + "--log-origin layerproof/other " + dir +
-                                "/good.bundle");
+  std::tie(rc, out) = RunVerifyBundle(
+      with({"--log-origin", "layerproof/other", dir + "/good.bundle"}));
   EXPECT_EQ(rc, 1) << out;
 
   v1::Verdict timeout = VerdictOf(world->pass_sampled);
@@ -690,24 +659,25 @@ TEST_F(BundleTest, BinaryExitCodes) {
   WriteFile(dir + "/timeout.bundle",
             SyntheticBundle(Parse(world->pass_sampled).commitment_envelope(),
                             timeout, false));
-  std::tie(rc, out) = RunBinary(flags + dir + "/timeout.bundle");
+  std::tie(rc, out) = RunVerifyBundle(with({dir + "/timeout.bundle"}));
   EXPECT_EQ(rc, 3) << out;
   EXPECT_NE(out.find("AUTHENTIC, NOT RE-DERIVED"), std::string::npos) << out;
 
-  std::tie(rc, out) = RunBinary(flags + "--json " + dir + "/garbage.bundle");
+  std::tie(rc, out) =
+      RunVerifyBundle(with({"--json", dir + "/garbage.bundle"}));
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find("\"exit_code\": 2"), std::string::npos) << out;
 
-  std::tie(rc, out) = RunBinary(flags + dir + "/garbage.bundle");
+  std::tie(rc, out) = RunVerifyBundle(with({dir + "/garbage.bundle"}));
   EXPECT_EQ(rc, 2) << out;
   EXPECT_NE(out.find("malformed"), std::string::npos) << out;
 
-  std::tie(rc, out) = RunBinary(flags + dir + "/missing.bundle");
+  std::tie(rc, out) = RunVerifyBundle(with({dir + "/missing.bundle"}));
   EXPECT_EQ(rc, 2) << out;
-  std::tie(rc, out) = RunBinary("--model " + world->cluster->model_dir() + " " +
-                                dir + "/good.bundle");
+  std::tie(rc, out) = RunVerifyBundle(
+      {"--model", world->cluster->model_dir(), dir + "/good.bundle"});
   EXPECT_EQ(rc, 2) << out;  // no keys
-  std::tie(rc, out) = RunBinary("--help");
+  std::tie(rc, out) = RunVerifyBundle({"--help"});
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("usage: layerproof verify-bundle"), std::string::npos);
 }

@@ -14,29 +14,10 @@
 #include "store/commitment.h"
 #include "store/envelope.h"
 #include "tests/integration/cluster.h"
+#include "tests/integration/test_faults.h"
 
 namespace layerproof::integration {
 namespace {
-
-constexpr uint32_t kTamperedLayer = 2;  // of tiny's 4
-
-void FlipBit22(float* x) {
-  uint32_t bits;
-  std::memcpy(&bits, x, 4);
-  bits ^= 1u << 22;  // the top mantissa bit: the change survives every add
-  std::memcpy(x, &bits, 4);
-}
-
-// Flips one bit of every row of one layer, consistently in commitments and
-// openings.
-class FlipBitTamper : public prover::RowsTamper {
- public:
-  void Tamper(int64_t layer, int64_t, float* rows, int64_t n,
-              int64_t width) override {
-    if (layer != kTamperedLayer) return;
-    for (int64_t r = 0; r < n; ++r) FlipBit22(rows + r * width);
-  }
-};
 
 // Skips block kTamperedLayer: its output is its input.
 class SkipLayerTamper : public prover::RowsTamper {
@@ -52,33 +33,6 @@ class SkipLayerTamper : public prover::RowsTamper {
 
  private:
   std::vector<float> previous_;
-};
-
-template <typename Tamper>
-class RowsFaults : public prover::ProverFaults {
- public:
-  std::unique_ptr<prover::RowsTamper> NewRowsTamper() override {
-    return std::make_unique<Tamper>();
-  }
-};
-
-class WrongTokenFaults : public prover::ProverFaults {
- public:
-  explicit WrongTokenFaults(int32_t vocab) : vocab_(vocab) {}
-  void TamperOutputTokens(std::vector<int32_t>& output) override {
-    output.back() = (output.back() + 1) % vocab_;
-  }
-
- private:
-  int32_t vocab_;
-};
-
-class BadOpeningFaults : public prover::ProverFaults {
- public:
-  void TamperOpenedRows(int64_t, int64_t, float* rows, int64_t,
-                        int64_t) override {
-    FlipBit22(rows);
-  }
 };
 
 // Claims another model digest than the one it serves.

@@ -8,42 +8,26 @@
 // no audit of the 30 tampered requests catches the tamper is ~3e-4
 // (README "Demo").
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <sys/wait.h>
 
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "nlohmann/json.hpp"
+#include "tests/integration/run_command.h"
+#include "tests/store/temp_dir.h"
 
+namespace layerproof::integration {
 namespace {
 
 namespace fs = std::filesystem;
+using store::fixture::TempDir;
 
-struct ShellRun {
-  int exit_code = -1;
-  std::string out;
-};
-
-// Runs `command` through the shell; stdout is captured, stderr goes to
-// `stderr_file`.
-ShellRun Shell(const std::string& command, const std::string& stderr_file) {
-  ShellRun run;
-  FILE* pipe = popen((command + " 2>'" + stderr_file + "'").c_str(), "r");
-  if (pipe == nullptr) return run;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) {
-    run.out.append(buffer, n);
-  }
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+// The test's CTest TIMEOUT (tests/integration/CMakeLists.txt) bounds every
+// run; this only keeps a hung binary from outliving it.
+constexpr std::chrono::seconds kDemoTimeout(180);
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -52,38 +36,20 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "lp_demo_XXXXXX");
-    EXPECT_NE(mkdtemp(pattern.data()), nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 TEST(Demo, DefaultLoadCatchesAndLocalisesTheTamperingProver) {
-  TempDir tmp;
+  TempDir tmp("lp_demo");
   const std::string out = tmp.path() + "/out";
   const std::string model = tmp.path() + "/model";
   const auto start = std::chrono::steady_clock::now();
-  const ShellRun run =
-      Shell(std::string("'") + LP_LAYERPROOF_BINARY + "' demo --json --out '" +
-                out + "' --model '" + model + "'",
-            tmp.path() + "/stderr.txt");
+  const CommandResult run = RunLayerproof(
+      {"demo", "--json", "--out", out, "--model", model}, kDemoTimeout);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   RecordProperty("seconds", std::to_string(seconds));
-  const std::string err = ReadFile(tmp.path() + "/stderr.txt");
-  ASSERT_EQ(run.exit_code, 0) << "stdout:\n" << run.out << "\nstderr:\n" << err;
+  ASSERT_EQ(run.exit_code, 0) << "stdout:\n"
+                              << run.out << "\nstderr:\n"
+                              << run.err;
   const nlohmann::json j = nlohmann::json::parse(run.out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << run.out;
   EXPECT_TRUE(j.at("ok").get<bool>());
@@ -149,28 +115,26 @@ TEST(Demo, DefaultLoadCatchesAndLocalisesTheTamperingProver) {
 
   // A second run into the same folders reuses the model and replaces the
   // previous demo's files.
-  const ShellRun again = Shell(std::string("'") + LP_LAYERPROOF_BINARY +
-                                   "' demo --json --requests 8 --audit-rate 1 "
-                                   "--out '" +
-                                   out + "' --model '" + model + "'",
-                               tmp.path() + "/stderr2.txt");
-  EXPECT_EQ(again.exit_code, 0) << ReadFile(tmp.path() + "/stderr2.txt");
+  const CommandResult again =
+      RunLayerproof({"demo", "--json", "--requests", "8", "--audit-rate", "1",
+                     "--out", out, "--model", model},
+                    kDemoTimeout);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
 }
 
 TEST(Demo, UsageErrorsExitTwoAndHelpExitsZero) {
-  TempDir tmp;
-  const std::string bin = std::string("'") + LP_LAYERPROOF_BINARY + "'";
-  EXPECT_EQ(Shell(bin + " demo --help", tmp.path() + "/e").exit_code, 0);
-  EXPECT_EQ(Shell(bin + " demo --no-such-flag", tmp.path() + "/e").exit_code,
+  TempDir tmp("lp_demo");
+  EXPECT_EQ(RunLayerproof({"demo", "--help"}, kDemoTimeout).exit_code, 0);
+  EXPECT_EQ(RunLayerproof({"demo", "--no-such-flag"}, kDemoTimeout).exit_code,
             2);
-  EXPECT_EQ(Shell(bin + " demo --audit-rate 2", tmp.path() + "/e").exit_code,
-            2);
+  EXPECT_EQ(
+      RunLayerproof({"demo", "--audit-rate", "2"}, kDemoTimeout).exit_code, 2);
   // A non-empty folder that is not a demo's is never cleared.
   std::ofstream(tmp.path() + "/keep.txt") << "mine";
-  EXPECT_EQ(Shell(bin + " demo --out '" + tmp.path() + "'", tmp.path() + "/e")
-                .exit_code,
-            2);
+  EXPECT_EQ(
+      RunLayerproof({"demo", "--out", tmp.path()}, kDemoTimeout).exit_code, 2);
   EXPECT_TRUE(fs::exists(tmp.path() + "/keep.txt"));
 }
 
 }  // namespace
+}  // namespace layerproof::integration

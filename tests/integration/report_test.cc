@@ -19,21 +19,11 @@
 #include "tests/integration/cluster.h"
 #include "tests/integration/node_process.h"
 #include "tests/integration/run_command.h"
+#include "tests/integration/test_faults.h"
 #include "verifier/report_format.h"
 
 namespace layerproof::integration {
 namespace {
-
-class WrongTokenFaults : public prover::ProverFaults {
- public:
-  explicit WrongTokenFaults(int32_t vocab) : vocab_(vocab) {}
-  void TamperOutputTokens(std::vector<int32_t>& output) override {
-    output.back() = (output.back() + 1) % vocab_;
-  }
-
- private:
-  int32_t vocab_;
-};
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -14,57 +14,26 @@
 #include <memory>
 #include <string>
 
-#include "grpcpp/client_context.h"
 #include "layerproof/v1/log.grpc.pb.h"
-#include "store/rpc/grpc_status.h"
-#include "store/rpc/roles.h"
-#include "store/rpc/server.h"
 #include "store/rpc/tls.h"
+#include "tests/rpc/test_log_service.h"
 #include "tests/store/temp_dir.h"
 
 namespace layerproof::rpc {
 namespace {
 
+using fixture::GetCheckpoint;
+using fixture::LogStub;
+using fixture::TestServer;
 using store::fixture::TempDir;
 
-// Log.GetCheckpoint answers with the caller's CN when it holds the auditor
-// role; the handler finishes on the reactor thread.
-class WhoAmIService : public v1::Log::CallbackService {
- public:
-  explicit WhoAmIService(RoleMap roles)
-      : authorizer_(std::move(roles), false) {}
-
-  grpc::ServerUnaryReactor* GetCheckpoint(
-      grpc::CallbackServerContext* context,
-      const v1::GetCheckpointRequest* /*request*/,
-      v1::GetCheckpointResponse* response) override {
-    // Lifetime: owned by gRPC, from here until Finish completes.
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    const absl::Status status =
-        authorizer_.Check(*context, Role::kAuditor, "Log.GetCheckpoint");
-    if (status.ok()) {
-      response->set_checkpoint(Authorizer::PeerCommonName(*context));
-    }
-    reactor->Finish(ToGrpcStatus(status));
-    return reactor;
-  }
-
- private:
-  Authorizer authorizer_;
-};
-
+// Log.GetCheckpoint through `tls`: the server's answer is the caller's CN.
 grpc::Status WhoAmI(const std::string& address, const TlsOptions& tls,
                     std::string* cn) {
-  auto channel = MakeChannel(address, tls);
-  EXPECT_TRUE(channel.ok()) << channel.status();
-  if (!channel.ok()) return grpc::Status(grpc::StatusCode::INTERNAL, "");
-  auto stub = v1::Log::NewStub(*channel);
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::seconds(10));
+  std::unique_ptr<v1::Log::Stub> stub = LogStub(address, tls);
+  if (stub == nullptr) return grpc::Status(grpc::StatusCode::INTERNAL, "");
   v1::GetCheckpointResponse response;
-  const grpc::Status status =
-      stub->GetCheckpoint(&context, v1::GetCheckpointRequest(), &response);
+  const grpc::Status status = GetCheckpoint(*stub, &response);
   *cn = response.checkpoint();
   return status;
 }
@@ -91,16 +60,10 @@ TEST(DemoPki, MutualTlsHandshakeMapsClientCertificateToItsRole) {
   TempDir dir("lp_demo_pki");
   auto pki = DemoPki::Create(dir.path(), Options());
   ASSERT_TRUE(pki.ok()) << pki.status();
-  RoleMap roles;
-  roles.Grant("auditor-1", Role::kAuditor);
-  roles.Grant("prover-1", Role::kProver);
-  WhoAmIService service(roles);
-  ServerConfig config;
-  config.listen = "127.0.0.1:0";
-  config.tls = pki->Server(/*mtls=*/true);
-  auto server = StartServer(config, {&service});
-  ASSERT_TRUE(server.ok()) << server.status();
-  const std::string address = "127.0.0.1:" + std::to_string((*server)->port());
+  // auditor-1 holds the auditor role, prover-1 only the prover role.
+  TestServer server(pki->Server(/*mtls=*/true));
+  ASSERT_NE(server.server, nullptr);
+  const std::string address = server.address();
 
   // The auditor completes the handshake, and the server sees its CN.
   std::string cn;
@@ -131,7 +94,7 @@ TEST(DemoPki, MutualTlsHandshakeMapsClientCertificateToItsRole) {
   status = WhoAmI(address, rogue, &cn);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
 
-  (*server)->Shutdown(std::chrono::seconds(1));
+  server.server->Shutdown(std::chrono::seconds(1));
 }
 
 TEST(DemoPki, BadNamesAreInvalidArgument) {

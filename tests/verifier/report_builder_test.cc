@@ -17,6 +17,7 @@
 #include "store/envelope.h"
 #include "store/memory_log.h"
 #include "store/merkle.h"
+#include "tests/verifier/report_entries.h"
 #include "tests/verifier/verifier_world.h"
 #include "verifier/audit_store.h"
 #include "verifier/internal/bytes.h"
@@ -25,6 +26,7 @@ namespace layerproof::verifier {
 namespace {
 
 using testing::FreshBytes;
+using testing::ProverEntry;
 using testing::Serve;
 using testing::TempDir;
 using testing::TheWorld;
@@ -153,16 +155,6 @@ class Fixture {
   std::map<uint64_t, std::string> request_ids_;
 };
 
-const nlohmann::json& Prover(const nlohmann::json& report,
-                             const std::string& id) {
-  for (const nlohmann::json& p : report["by_prover"]) {
-    if (p["prover_id"] == id) return p;
-  }
-  static const nlohmann::json none;
-  ADD_FAILURE() << "no by_prover entry for " << id;
-  return none;
-}
-
 // The scenario of most tests: in the window [kT0, kT0 + 50 s), prover-1
 // has two commitments audited by draws of every layer (one also audited
 // on demand), prover-2 one commitment that failed its drawn audit and one
@@ -214,7 +206,7 @@ TEST(ReportBuilderTest, CountsEqualTheVerdictsLoggedInTheWindow) {
 
   // By prover: the on-demand audit is counted but not in the bounds.
   ASSERT_EQ(r["by_prover"].size(), 2u);
-  const nlohmann::json& p1 = Prover(r, "prover-1");
+  const nlohmann::json& p1 = ProverEntry(r, "prover-1");
   EXPECT_EQ(p1["commitments"], 2);
   EXPECT_EQ(p1["audits"], 3);
   EXPECT_EQ(p1["drawn_audits"], 2);
@@ -227,7 +219,7 @@ TEST(ReportBuilderTest, CountsEqualTheVerdictsLoggedInTheWindow) {
               1 - std::sqrt(0.05), 1e-12);
   EXPECT_NEAR(p1["detection"]["ruled_out"]["0.99"].get<double>(), 0.9, 1e-12);
   ASSERT_EQ(p1["detection"]["curve"].size(), 51u);
-  const nlohmann::json& p2 = Prover(r, "prover-2");
+  const nlohmann::json& p2 = ProverEntry(r, "prover-2");
   EXPECT_EQ(p2["commitments"], 1);
   EXPECT_EQ(p2["audits"], 2);
   EXPECT_EQ(p2["refused_submissions"], 1);

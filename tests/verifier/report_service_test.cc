@@ -26,6 +26,7 @@
 #include "store/rpc/server.h"
 #include "store/rpc/tls.h"
 #include "tests/rpc/test_certs.h"
+#include "tests/verifier/report_entries.h"
 #include "tests/verifier/verifier_world.h"
 #include "verifier/report_format.h"
 #include "verifier/verifier_node.h"
@@ -34,6 +35,7 @@ namespace layerproof::verifier {
 namespace {
 
 using testing::HonestOpenings;
+using testing::ProverEntry;
 using testing::Serve;
 using testing::Served;
 using testing::TempDir;
@@ -180,16 +182,6 @@ class Node {
   std::unique_ptr<VerifierNode> node_;
   std::unique_ptr<rpc::RunningServer> server_;
 };
-
-const nlohmann::json& ProverEntry(const nlohmann::json& report,
-                                  const std::string& id) {
-  for (const nlohmann::json& p : report["by_prover"]) {
-    if (p["prover_id"] == id) return p;
-  }
-  static const nlohmann::json none;
-  ADD_FAILURE() << "no by_prover entry for " << id;
-  return none;
-}
 
 TEST(ReportServiceTest, CountsEqualTheLogsVerdictsAndTheSignatureVerifies) {
   TempDir dir;
