@@ -1,12 +1,12 @@
 #include "cli/demo_artifacts.h"
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <mutex>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "cli/file_io.h"
 #include "cli/progress.h"
 #include "layerproof/v1/audit.grpc.pb.h"
 #include "layerproof/v1/report.grpc.pb.h"
@@ -31,14 +31,6 @@ std::string Hex(const std::string& bytes) {
 absl::Status FromGrpc(const char* method, const grpc::Status& s) {
   return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
                       std::string(method) + ": " + s.error_message());
-}
-
-absl::Status WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return absl::PermissionDeniedError("cannot write " + path);
-  return absl::OkStatus();
 }
 
 void Record(DemoOutcome& o, const std::string& step, const absl::Status& s) {
@@ -146,7 +138,7 @@ void WriteDemoReport(DemoCluster& cluster, int64_t from_unix_nanos,
   }
   auto dsse = verifier::ReportEnvelopeToDsseJson(response.report_envelope());
   if (!dsse.ok()) return Record(o, "report.json", dsse.status());
-  if (absl::Status s = WriteFile(o.report_json, *dsse); !s.ok()) {
+  if (absl::Status s = WriteWholeFile(o.report_json, *dsse); !s.ok()) {
     return Record(o, "report.json", s);
   }
   auto report =
@@ -156,7 +148,7 @@ void WriteDemoReport(DemoCluster& cluster, int64_t from_unix_nanos,
   o.report_lines = ReportLines(*report);
   auto html = verifier::RenderReportHtml(*report);
   if (!html.ok()) return Record(o, "report.html", html.status());
-  if (absl::Status s = WriteFile(o.report_html, *html); !s.ok()) {
+  if (absl::Status s = WriteWholeFile(o.report_html, *html); !s.ok()) {
     return Record(o, "report.html", s);
   }
 }
@@ -182,7 +174,7 @@ void WriteAndCheckEvidence(DemoCluster& cluster,
     return Record(o, "evidence", FromGrpc("Audit.GetEvidence", status));
   }
   const std::string bytes = bundle.SerializeAsString();
-  if (absl::Status s = WriteFile(o.evidence_file, bytes); !s.ok()) {
+  if (absl::Status s = WriteWholeFile(o.evidence_file, bytes); !s.ok()) {
     return Record(o, "evidence", s);
   }
   // A third party's trust: the public keys as published in OUT/keys.
@@ -211,21 +203,23 @@ void WriteAndCheckEvidence(DemoCluster& cluster,
   if (bar) bar->Finish();
   if (!checked.ok()) return Record(o, "bundle verification", checked.status());
   for (const verifier::BundleCheckResult& c : checked->checks) {
-    using State = verifier::BundleCheckResult::State;
-    const char* state = c.state == State::kPass   ? "pass"
-                        : c.state == State::kFail ? "FAIL"
-                                                  : "n/a";
+    // The names verify-bundle prints: "pass", "fail", "n/a".
+    const std::string state(verifier::BundleCheckStateName(c.state));
     o.bundle_checks.push_back(DemoCheck{c.check, state, c.detail});
     if (!quiet) {
-      std::printf("  bundle check %-28s %-4s %s\n", c.check.c_str(), state,
-                  c.detail.c_str());
+      std::printf("  bundle check %-28s %-4s %s\n", c.check.c_str(),
+                  state.c_str(), c.detail.c_str());
     }
   }
-  // The bundle verifies when every check holds: it then proves, to anyone,
-  // that the logged verdict (a FAIL here) is right.
-  o.bundle_verified = checked->ok();
-  if (!o.bundle_verified) {
+  // The bundle verifies when every check holds and this machine re-derived
+  // the verdict (a FAIL_MISMATCH here) from what the prover signed: it then
+  // proves, to anyone, that the logged verdict is right.
+  o.bundle_verified = checked->ok() && checked->verdict_rederived;
+  if (!checked->ok()) {
     o.errors.push_back("the evidence bundle did not verify");
+  } else if (!checked->verdict_rederived) {
+    o.errors.push_back(
+        "the evidence bundle is authentic but its verdict was not re-derived");
   }
 }
 

@@ -2,10 +2,10 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <utility>
 
 #include "cli/demo_fault.h"
+#include "cli/file_io.h"
 #include "nlohmann/json.hpp"
 #include "store/rpc/tls.h"
 #include "store/status.h"
@@ -21,14 +21,6 @@ absl::StatusOr<std::shared_ptr<const store::Ed25519PrivateKey>> NewKey(
                       store::Ed25519PrivateKey::Generate());
   LP_RETURN_IF_ERROR(store::WriteKeyPair(key, prefix));
   return std::make_shared<const store::Ed25519PrivateKey>(std::move(key));
-}
-
-absl::Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return absl::PermissionDeniedError("cannot write " + path);
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -164,15 +156,15 @@ absl::Status DemoCluster::WriteConfigFiles() const {
                           {kVerifierId, {"auditor"}},
                           {kAuditor, {"auditor"}}};
   LP_RETURN_IF_ERROR(
-      WriteText(options_.out_dir + "/roles.json", roles.dump(2) + "\n"));
+      WriteWholeFile(options_.out_dir + "/roles.json", roles.dump(2) + "\n"));
   nlohmann::json provers = nlohmann::json::array();
   for (const auto& p : provers_) {
     provers.push_back({{"id", p->id},
                        {"public_key_file", "keys/" + p->id + ".pub"},
                        {"opening_address", p->address()}});
   }
-  return WriteText(options_.out_dir + "/provers.json",
-                   nlohmann::json{{"provers", provers}}.dump(2) + "\n");
+  return WriteWholeFile(options_.out_dir + "/provers.json",
+                        nlohmann::json{{"provers", provers}}.dump(2) + "\n");
 }
 
 absl::Status DemoCluster::Shutdown() {

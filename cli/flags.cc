@@ -83,4 +83,11 @@ std::optional<std::vector<int32_t>> ParseTokenList(const std::string& text,
   return out;
 }
 
+bool WantsHelp(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h") return true;
+  }
+  return false;
+}
+
 }  // namespace layerproof::cli

@@ -36,6 +36,10 @@ class Flags {
   std::map<std::string, std::string> values_;
 };
 
+// Whether `args` holds --help or -h anywhere: the subcommand then prints
+// its usage on stdout and exits 0, whatever else is on the line.
+bool WantsHelp(const std::vector<std::string>& args);
+
 // Comma-separated token ids ("1,2,3"); nullopt with *error on bad input.
 std::optional<std::vector<int32_t>> ParseTokenList(const std::string& text,
                                                    std::string* error);

@@ -58,14 +58,6 @@ int Fail(const kernels::Status& s) {
   return 1;
 }
 
-// --help anywhere in args: print `usage` on stdout (exit 0).
-bool WantsHelp(const std::vector<std::string>& args) {
-  for (const std::string& a : args) {
-    if (a == "--help" || a == "-h") return true;
-  }
-  return false;
-}
-
 int Help(const char* usage) {
   std::fputs(usage, stdout);
   return 0;

@@ -1,11 +1,16 @@
 // `layerproof report`: fetches a signed compliance report from a verifier
-// (Report.GetComplianceReport), checks its signature with the verifier's
-// public key and writes it as the DSSE JSON envelope or as a
-// self-contained HTML page; `layerproof report render` verifies a saved
-// JSON report and renders it offline (docs/reports.md "The command line").
-// No report is written unless its signature verified. Exit codes: 0 ok;
-// 1 failure (unreachable or refusing verifier, bad signature, unwritable
-// output); 2 usage or malformed input.
+// (Report.GetComplianceReport) with a fresh client nonce, checks it with the
+// verifier's public key (signature, checkpoint note, consistency proof:
+// verifier/report_format.h) and that it answers the request (window,
+// prover filter, verifier id, log origin, nonce, and with --previous that
+// it extends the caller's own previous report), and writes it as the DSSE
+// JSON envelope or as a self-contained HTML page; `layerproof report
+// render` verifies a saved JSON report and renders it offline; `layerproof
+// report verify` checks a saved report, optionally against the previous
+// one (docs/reports.md "The command line"). No report is written unless
+// every check passed. Exit codes: 0 ok; 1 failure (unreachable or refusing
+// verifier, a check failed, unwritable output); 2 usage or malformed
+// input.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -24,10 +29,12 @@
 #include "cli/flags.h"
 #include "cli/store_commands.h"
 #include "grpcpp/client_context.h"
+#include "kernels/status.h"
 #include "layerproof/v1/report.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "store/crypto.h"
 #include "store/rpc/tls.h"
+#include "verifier/audit_policy.h"
 #include "verifier/report_format.h"
 #if __has_include("verifier/report_html.h")
 #include "verifier/report_html.h"
@@ -44,19 +51,29 @@ constexpr int kUsage = 2;
 constexpr char kUsageText[] =
     "layerproof report --verifier ADDR --from T1 --to T2 --out FILE\n"
     "    --verifier-key FILE [--prover ID] [--format json|html]\n"
-    "    [--timeout-s N] [--json]\n"
+    "    [--previous OLD.json] [--verifier-id ID] [--timeout-s N] [--json]\n"
     "    [--insecure | --tls-ca FILE [--server-name NAME]\n"
     "     [--client-cert FILE --client-key FILE]]\n"
     "  Fetches the verifier's signed compliance report over [T1, T2)\n"
     "  (Report.GetComplianceReport; needs the auditor role under mTLS),\n"
-    "  checks its signature with --verifier-key (PEM public key) and writes\n"
-    "  FILE: the DSSE JSON envelope (--format json, the default) or a\n"
-    "  self-contained HTML page (--format html). T1, T2: RFC 3339\n"
-    "  (2026-12-01T15:00:00Z), Unix seconds, or \"now\".\n"
+    "  checks it with --verifier-key (PEM public key: signature, checkpoint\n"
+    "  note, consistency proof, and that it answers this request and echoes\n"
+    "  a fresh nonce) and writes FILE: the DSSE JSON envelope (--format\n"
+    "  json, the default) or a self-contained HTML page (--format html).\n"
+    "  T1, T2: RFC 3339 (2026-12-01T15:00:00Z), Unix seconds, or \"now\".\n"
+    "  --previous: your previous report (DSSE JSON); the new one must prove\n"
+    "  its checkpoint consistent with that report's (and be by the same\n"
+    "  verifier id and log origin). --verifier-id: the id the report must\n"
+    "  name.\n"
     "\n"
     "layerproof report render --in REPORT.json --verifier-key FILE\n"
     "    --out REPORT.html [--json]\n"
     "  Verifies a saved DSSE JSON report and renders it as HTML offline.\n"
+    "\n"
+    "layerproof report verify NEW.json --verifier-key FILE\n"
+    "    [--previous OLD.json] [--json]\n"
+    "  Checks a saved report offline (signature, checkpoint note,\n"
+    "  consistency proof) and with --previous that it extends OLD.json.\n"
     "\n"
     "  --json      print the report's totals as one JSON object on stdout\n"
     "              (otherwise a one-line summary)\n"
@@ -81,21 +98,41 @@ int Fail(const std::string& message, int code = kFailure) {
   return code;
 }
 
-bool WantsHelp(const std::vector<std::string>& args) {
-  for (const std::string& a : args) {
-    if (a == "--help" || a == "-h") return true;
-  }
-  return false;
-}
-
-// `path`, named by `flag` in the error.
-absl::StatusOr<std::string> ReadFile(const std::string& flag,
-                                     const std::string& path) {
-  absl::StatusOr<std::string> data = ReadWholeFile(path);
+// `path`, named by `flag` in the error; a file over `max_bytes` is refused
+// unread.
+absl::StatusOr<std::string> ReadFile(
+    const std::string& flag, const std::string& path,
+    size_t max_bytes = std::numeric_limits<size_t>::max()) {
+  absl::StatusOr<std::string> data = ReadWholeFile(path, max_bytes);
   if (!data.ok()) {
-    return absl::InvalidArgumentError(flag + ": cannot read " + path);
+    return absl::InvalidArgumentError(flag + ": " +
+                                      std::string(data.status().message()));
   }
   return data;
+}
+
+// A saved DSSE JSON report at `path` (named by `flag`), size-capped before
+// it is read and fully verified (verifier/report_format.h).
+absl::StatusOr<nlohmann::json> LoadVerifiedReport(
+    const std::string& flag, const std::string& path,
+    const store::Ed25519PublicKey& key) {
+  LP_ASSIGN_OR_RETURN(std::string dsse,
+                      ReadFile(flag, path, verifier::kMaxReportDsseJsonBytes));
+  absl::StatusOr<nlohmann::json> report =
+      verifier::VerifyReportDsseJson(dsse, key);
+  if (!report.ok()) {
+    return absl::Status(report.status().code(),
+                        path + ": " + std::string(report.status().message()));
+  }
+  return report;
+}
+
+// Exit code for a failed load: malformed input is usage (2), anything else
+// (a check that failed) 1.
+int LoadFailure(const absl::Status& s) {
+  return Fail(
+      std::string(s.message()),
+      s.code() == absl::StatusCode::kInvalidArgument ? kUsage : kFailure);
 }
 
 // --out's file.
@@ -155,6 +192,83 @@ nlohmann::json Member(const nlohmann::json& obj, const char* key) {
   return it == obj.end() ? nlohmann::json() : *it;
 }
 
+// OK when verified report `newer` is by the same verifier and log as
+// verified report `older` and its previous_report is older's checkpoint
+// (its consistency proof was checked when `newer` was verified).
+absl::Status CheckExtends(const nlohmann::json& newer,
+                          const nlohmann::json& older) {
+  for (const char* k : {"verifier_id", "log_origin"}) {
+    if (Member(newer, k) != Member(older, k)) {
+      return absl::FailedPreconditionError(
+          std::string(k) + ": the reports differ (" + Member(newer, k).dump() +
+          " vs " + Member(older, k).dump() + ")");
+    }
+  }
+  const nlohmann::json prev = Member(newer, "previous_report");
+  const nlohmann::json cp = Member(older, "checkpoint");
+  if (prev.is_null()) {
+    return absl::FailedPreconditionError(
+        "the report has no previous_report, so it proves nothing about "
+        "the previous report's checkpoint (tree size " +
+        Member(cp, "tree_size").dump() + ")");
+  }
+  if (Member(prev, "tree_size") != Member(cp, "tree_size")) {
+    return absl::FailedPreconditionError(
+        "previous_report.tree_size is " + Member(prev, "tree_size").dump() +
+        ", but the previous report's checkpoint has tree size " +
+        Member(cp, "tree_size").dump() +
+        ": the report was not requested against it (fetch it with "
+        "`layerproof report ... --previous` that report)");
+  }
+  if (Member(prev, "root_hash") != Member(cp, "root_hash")) {
+    return absl::FailedPreconditionError(
+        "previous_report.root_hash " + Member(prev, "root_hash").dump() +
+        " differs from the previous report's checkpoint root " +
+        Member(cp, "root_hash").dump() +
+        ": the log was rewritten or the reports are of different logs");
+  }
+  return absl::OkStatus();
+}
+
+// OK when verified report `report` answers `request`: the same window,
+// prover filter and nonce, and verifier_id `verifier_id` when that is not
+// empty (--verifier-id).
+absl::Status CheckAnswers(const nlohmann::json& report,
+                          const v1::ComplianceReportRequest& request,
+                          const std::string& nonce_hex,
+                          const std::string& verifier_id) {
+  const nlohmann::json window = Member(report, "window");
+  auto mismatch = [](const std::string& what, const nlohmann::json& got,
+                     const nlohmann::json& want) {
+    return absl::FailedPreconditionError(
+        "the report does not answer the request: " + what + " is " +
+        got.dump() + ", requested " + want.dump());
+  };
+  if (Member(window, "from_unix_nanos") !=
+      nlohmann::json(request.from_unix_nanos())) {
+    return mismatch("window.from_unix_nanos", Member(window, "from_unix_nanos"),
+                    request.from_unix_nanos());
+  }
+  if (Member(window, "to_unix_nanos") !=
+      nlohmann::json(request.to_unix_nanos())) {
+    return mismatch("window.to_unix_nanos", Member(window, "to_unix_nanos"),
+                    request.to_unix_nanos());
+  }
+  if (Member(report, "prover_filter") != nlohmann::json(request.prover_id())) {
+    return mismatch("prover_filter", Member(report, "prover_filter"),
+                    request.prover_id());
+  }
+  if (Member(report, "client_nonce") != nlohmann::json(nonce_hex)) {
+    return mismatch("client_nonce (a replayed report?)",
+                    Member(report, "client_nonce"), nonce_hex);
+  }
+  if (!verifier_id.empty() &&
+      Member(report, "verifier_id") != nlohmann::json(verifier_id)) {
+    return mismatch("verifier_id", Member(report, "verifier_id"), verifier_id);
+  }
+  return absl::OkStatus();
+}
+
 // The report's totals as --json prints them.
 nlohmann::json Summary(const nlohmann::json& report, const std::string& out) {
   nlohmann::json s = nlohmann::json::object();
@@ -210,17 +324,9 @@ int Render(const std::vector<std::string>& args) {
   }
   absl::StatusOr<store::Ed25519PublicKey> key = LoadVerifierKey(flags);
   if (!key.ok()) return Fail(std::string(key.status().message()), kUsage);
-  absl::StatusOr<std::string> dsse = ReadFile("--in", flags.Get("--in"));
-  if (!dsse.ok()) return Fail(std::string(dsse.status().message()), kUsage);
   absl::StatusOr<nlohmann::json> report =
-      verifier::VerifyReportDsseJson(*dsse, *key);
-  if (!report.ok()) {
-    const bool malformed =
-        report.status().code() == absl::StatusCode::kInvalidArgument;
-    return Fail(
-        flags.Get("--in") + ": " + std::string(report.status().message()),
-        malformed ? kUsage : kFailure);
-  }
+      LoadVerifiedReport("--in", flags.Get("--in"), *key);
+  if (!report.ok()) return LoadFailure(report.status());
   absl::StatusOr<std::string> html = RenderHtml(*report);
   if (!html.ok()) return Fail(std::string(html.status().message()));
   if (absl::Status s = WriteOut(flags.Get("--out"), *html); !s.ok()) {
@@ -230,10 +336,70 @@ int Render(const std::vector<std::string>& args) {
   return kOk;
 }
 
+// `layerproof report verify NEW.json --verifier-key FILE [--previous
+// OLD.json] [--json]`.
+int VerifySaved(const std::vector<std::string>& args) {
+  if (args.empty() || args[0].rfind("--", 0) == 0) {
+    return Usage("report verify: missing NEW.json");
+  }
+  const std::string path = args[0];
+  Flags flags({"--verifier-key", "--previous"}, {"--json", "--help"});
+  std::string error;
+  if (!flags.Parse(std::vector<std::string>(args.begin() + 1, args.end()),
+                   &error)) {
+    return Usage(error);
+  }
+  if (!flags.Has("--verifier-key")) return Usage("--verifier-key: missing");
+  absl::StatusOr<store::Ed25519PublicKey> key = LoadVerifierKey(flags);
+  if (!key.ok()) return Fail(std::string(key.status().message()), kUsage);
+  absl::StatusOr<nlohmann::json> report =
+      LoadVerifiedReport("NEW.json", path, *key);
+  if (!report.ok()) return LoadFailure(report.status());
+  std::optional<nlohmann::json> older;
+  if (flags.Has("--previous")) {
+    absl::StatusOr<nlohmann::json> old =
+        LoadVerifiedReport("--previous", flags.Get("--previous"), *key);
+    if (!old.ok()) return LoadFailure(old.status());
+    if (absl::Status s = CheckExtends(*report, *old); !s.ok()) {
+      return Fail(path + ": " + std::string(s.message()));
+    }
+    older = std::move(*old);
+  }
+  const nlohmann::json prev = Member(*report, "previous_report");
+  if (flags.Has("--json")) {
+    nlohmann::json out = Summary(*report, path);
+    out.erase("out");
+    out["in"] = path;
+    out["verified"] = true;
+    out["client_nonce"] = Member(*report, "client_nonce");
+    out["previous_report"] =
+        prev.is_null()
+            ? nlohmann::json(nullptr)
+            : nlohmann::json{{"source", Member(prev, "source")},
+                             {"tree_size", Member(prev, "tree_size")},
+                             {"root_hash", Member(prev, "root_hash")}};
+    out["extends_previous"] = older.has_value();
+    std::printf("%s\n", out.dump(-1, ' ', false,
+                                 nlohmann::json::error_handler_t::replace)
+                            .c_str());
+  } else {
+    std::printf(
+        "%s: verified (signature, checkpoint note at tree size %s%s)%s\n",
+        path.c_str(),
+        Member(Member(*report, "checkpoint"), "tree_size").dump().c_str(),
+        prev.is_null() ? ""
+                       : (", consistent with tree size " +
+                          Member(prev, "tree_size").dump())
+                             .c_str(),
+        older.has_value() ? "; extends --previous" : "");
+  }
+  return kOk;
+}
+
 int Fetch(const std::vector<std::string>& args) {
   Flags flags({"--verifier", "--from", "--to", "--prover", "--format", "--out",
                "--verifier-key", "--tls-ca", "--client-cert", "--client-key",
-               "--server-name", "--timeout-s"},
+               "--server-name", "--timeout-s", "--previous", "--verifier-id"},
               {"--insecure", "--json", "--help"});
   std::string error;
   if (!flags.Parse(args, &error)) return Usage(error);
@@ -266,6 +432,15 @@ int Fetch(const std::vector<std::string>& args) {
   tls.server_name_override = flags.Get("--server-name");
   absl::StatusOr<store::Ed25519PublicKey> key = LoadVerifierKey(flags);
   if (!key.ok()) return Fail(std::string(key.status().message()), kUsage);
+  std::optional<nlohmann::json> older;
+  if (flags.Has("--previous")) {
+    absl::StatusOr<nlohmann::json> old =
+        LoadVerifiedReport("--previous", flags.Get("--previous"), *key);
+    if (!old.ok()) return LoadFailure(old.status());
+    older = std::move(*old);
+  }
+  absl::StatusOr<std::string> nonce = verifier::FreshAuditSeed();
+  if (!nonce.ok()) return Fail(std::string(nonce.status().message()));
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
       rpc::MakeChannel(flags.Get("--verifier"), tls);
   if (!channel.ok()) {
@@ -276,6 +451,14 @@ int Fetch(const std::vector<std::string>& args) {
   request.set_from_unix_nanos(*from);
   request.set_to_unix_nanos(*to);
   request.set_prover_id(flags.Get("--prover"));
+  request.set_client_nonce(*nonce);  // 32 CSPRNG bytes
+  if (older.has_value()) {
+    const nlohmann::json size =
+        Member(Member(*older, "checkpoint"), "tree_size");
+    // A verified report's tree size is an unsigned integer.
+    request.set_previous_tree_size(
+        size.is_number_unsigned() ? size.get<uint64_t>() : uint64_t{0});
+  }
   v1::ComplianceReportResponse response;
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() +
@@ -296,6 +479,18 @@ int Fetch(const std::vector<std::string>& args) {
   if (!report.ok()) {
     return Fail("refusing the report: " +
                 std::string(report.status().message()));
+  }
+  if (absl::Status s = CheckAnswers(*report, request,
+                                    store::HexEncode(store::AsBytes(*nonce)),
+                                    flags.Get("--verifier-id"));
+      !s.ok()) {
+    return Fail("refusing the report: " + std::string(s.message()));
+  }
+  if (older.has_value()) {
+    if (absl::Status s = CheckExtends(*report, *older); !s.ok()) {
+      return Fail("refusing the report: it does not extend --previous: " +
+                  std::string(s.message()));
+    }
   }
   std::string out;
   if (format == "json") {
@@ -324,6 +519,9 @@ int RunReport(const std::vector<std::string>& args) {
   }
   if (!args.empty() && args[0] == "render") {
     return Render(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  if (!args.empty() && args[0] == "verify") {
+    return VerifySaved(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   return Fetch(args);
 }

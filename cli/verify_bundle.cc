@@ -7,9 +7,10 @@
 //      keys / model / origin are not the ones it was made under)
 //   2  malformed input: bad flags, an unreadable or unparseable bundle, an
 //      unreadable key or model
-//   3  every check that applies passed, but the verdict cannot be
-//      re-derived offline (FAIL_TIMEOUT, FAIL_OPENING with no opening,
-//      FAIL_SIGNATURE at submission): authentic, not confirmed
+//   3  every check that applies passed, but the verdict is never
+//      re-derived offline (FAIL_TIMEOUT; FAIL_OPENING, whose opening the
+//      prover did not sign; FAIL_SIGNATURE, since the right prover key may
+//      not have been given): authentic, the verifier's word, not confirmed
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -53,15 +54,16 @@ constexpr char kUsage[] =
     "  --model DIR          the model directory the commitment names\n"
     "  --log-key FILE       the log's (verifier's) Ed25519 public key (PEM)\n"
     "  --prover-key FILES   the provers' public keys, comma-separated\n"
-    "  --log-origin ORIGIN  require this log origin (default: the bundle's)\n"
+    "  --log-origin ORIGIN  require this log origin (default:\n"
+    "                       \"layerproof/\" + the verdict's verifier_id)\n"
     "  --backend NAME       kernels backend (default: auto)\n"
     "  --threads N          worker threads (default: the backend's)\n"
     "  --json               print the result as JSON on stdout\n"
     "\n"
     "exit: 0 verified (the evidence confirms the verdict), 1 a check failed,\n"
     "2 malformed input, 3 authentic but the verdict is not re-derivable\n"
-    "offline (FAIL_TIMEOUT, FAIL_OPENING without an opening, FAIL_SIGNATURE\n"
-    "at submission)\n";
+    "offline (FAIL_TIMEOUT, FAIL_OPENING: the opening is not signed by the\n"
+    "prover, FAIL_SIGNATURE: the right prover key may be missing)\n";
 
 int BadInput(bool json, const std::string& message) {
   if (json) {
@@ -127,7 +129,8 @@ void PrintText(const std::string& path,
     case kNotRederivable:
       std::printf(
           "AUTHENTIC, NOT RE-DERIVED: every check that applies passed, but "
-          "this verdict cannot be re-derived offline\n");
+          "this verdict cannot be re-derived offline; it is the verifier's "
+          "word\n");
       break;
     default: {
       std::string names;
@@ -171,7 +174,10 @@ void PrintJson(const verifier::BundleVerification& result, int code) {
                       {"exit_code", code},
                       {"verdict", verdict},
                       {"checks", checks}};
-  std::printf("%s\n", j.dump(2).c_str());
+  // Details are UTF-8 by construction; replace rather than throw if not.
+  std::printf(
+      "%s\n",
+      j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
 }  // namespace

@@ -118,6 +118,9 @@ absl::Status AuditScheduler::CatchUp() {
         absl::StatusOr<v1::Commitment> c =
             store::ParseCommitment(env->payload());
         if (!c.ok()) continue;
+        // The verifier's own time of logging: reports window commitments
+        // by it, never by the prover-chosen created_at (docs/reports.md).
+        batch.SetLoggedAt(i, NowNanos());
         LP_ASSIGN_OR_RETURN(std::optional<uint64_t> known,
                             db.store->CommitmentIndex(c->request_id()));
         if (known.has_value() || new_commitments.count(c->request_id())) {

@@ -3,8 +3,10 @@
 // them on a worker pool (ReExecutor), and signs and logs every verdict.
 //
 // Indexing (CatchUp) walks the log entries not yet indexed, in order, under
-// one lock. For a commitment it records request_id -> leaf index and, when
-// the policy's draw (FreshAuditSeed + DrawAudit) says so, an AuditRecord;
+// one lock. For a commitment it records the verifier's clock at indexing
+// (AuditStore::LoggedAt, what compliance reports window by), request_id ->
+// leaf index and, when the policy's draw (FreshAuditSeed + DrawAudit) says
+// so, an AuditRecord;
 // for a verdict it records the verdict index and marks its audit done. All
 // of one catch-up is one synced write, and audits are queued only after
 // that write, so a crash anywhere loses no draw: the next start indexes

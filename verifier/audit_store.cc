@@ -58,6 +58,11 @@ void AuditStoreBatch::PutCommitment(std::string_view request_id,
   batch_->Put(ToSlice(Key("c/", request_id)), ToSlice(U64Key(leaf_index)));
 }
 
+void AuditStoreBatch::SetLoggedAt(uint64_t leaf_index, int64_t unix_nanos) {
+  batch_->Put(ToSlice(Key("l/", U64Key(leaf_index))),
+              ToSlice(U64Key(uint64_t(unix_nanos))));
+}
+
 void AuditStoreBatch::PutAudit(const v1::AuditRecord& record) {
   batch_->Put(ToSlice(Key("a/", record.audit_seed())),
               ToSlice(record.SerializeAsString()));
@@ -143,6 +148,19 @@ absl::StatusOr<std::optional<uint64_t>> AuditStore::CommitmentIndex(
   LP_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(Key("c/", request_id)));
   if (!v.has_value()) return std::optional<uint64_t>();
   return std::optional<uint64_t>(DecodeU64(*v));
+}
+
+absl::StatusOr<std::optional<int64_t>> AuditStore::LoggedAt(
+    uint64_t leaf_index) const {
+  LP_ASSIGN_OR_RETURN(std::optional<std::string> v,
+                      Get(Key("l/", U64Key(leaf_index))));
+  if (!v.has_value()) return std::optional<int64_t>();
+  if (v->size() != 8) {
+    return absl::DataLossError(Cat("audit store ", dir_, ": logged time of ",
+                                   leaf_index, ": got ", v->size(),
+                                   " bytes, want 8"));
+  }
+  return std::optional<int64_t>(int64_t(DecodeU64(*v)));
 }
 
 absl::StatusOr<std::optional<v1::AuditRecord>> AuditStore::Audit(

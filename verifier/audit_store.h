@@ -7,6 +7,8 @@
 // Keys (one column family; integers big-endian so that keys sort by them):
 //   m/indexed                    -> u64 log entries indexed (a watermark)
 //   c/<request id>               -> u64 the commitment's leaf index
+//   l/<u64 leaf index>           -> u64 the verifier's clock (Unix ns) when
+//                                   it indexed that commitment entry
 //   a/<audit seed>               -> AuditRecord
 //   p/<u64 created ns><seed>     -> "" while that audit is not done
 //   v/<u64 verdict leaf index>   -> VerdictIndexEntry
@@ -19,6 +21,14 @@
 // The log is the source of truth: the index is derived from its entries
 // (verifier/audit_scheduler.h indexes each entry once, in order, and marks
 // an audit done in the same write that indexes its verdict).
+//
+// "l/" is the verifier's own time of logging, which compliance reports
+// window commitments by (docs/reports.md): the scheduler writes it in the
+// same batch as the commitment's index, for every commitment entry
+// (duplicates of a request id too). It is the time of indexing, normally
+// moments after the append; entries appended before a crash and indexed
+// after the restart get the restart's time. Stores written before "l/"
+// existed have no time for their older entries.
 //
 // Thread safety: every method is thread-safe. Read-modify-write sequences
 // are the caller's to serialise (the scheduler's index lock does).
@@ -61,6 +71,9 @@ class AuditStoreBatch {
 
   void SetIndexed(uint64_t size);
   void PutCommitment(std::string_view request_id, uint64_t leaf_index);
+  // Records the verifier's clock when it indexed commitment entry
+  // `leaf_index` (key "l/").
+  void SetLoggedAt(uint64_t leaf_index, int64_t unix_nanos);
   // Stores `record`; keeps it in the pending set unless record.done().
   void PutAudit(const v1::AuditRecord& record);
   void PutVerdict(uint64_t leaf_index, const v1::VerdictIndexEntry& entry);
@@ -101,6 +114,10 @@ class AuditStore {
   absl::StatusOr<uint64_t> IndexedSize() const;
   absl::StatusOr<std::optional<uint64_t>> CommitmentIndex(
       std::string_view request_id) const;
+  // The verifier's clock when it indexed commitment entry `leaf_index`;
+  // nullopt when none was recorded (not a commitment, not yet indexed, or
+  // indexed by a build that did not record it).
+  absl::StatusOr<std::optional<int64_t>> LoggedAt(uint64_t leaf_index) const;
   absl::StatusOr<std::optional<v1::AuditRecord>> Audit(
       std::string_view audit_seed) const;
   // Just the record's on_demand flag (nullopt: no such audit), read without

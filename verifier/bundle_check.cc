@@ -39,7 +39,29 @@ std::string Describe(const v1::Verdict& v) {
 }
 
 std::string Layers(const google::protobuf::RepeatedField<uint32_t>& layers) {
-  return absl::StrCat("[", absl::StrJoin(layers, ","), "]");
+  if (layers.size() <= kMaxListedLayers) {
+    return absl::StrCat("[", absl::StrJoin(layers, ","), "]");
+  }
+  return absl::StrCat(
+      "[",
+      absl::StrJoin(layers.begin(), layers.begin() + kMaxListedLayers, ","),
+      ", ... (", layers.size() - kMaxListedLayers, " more)]");
+}
+
+std::string BoundedDetail(std::string detail) {
+  if (detail.size() <= kMaxDetailBytes) return detail;
+  const size_t dropped_from = [&] {
+    size_t n = kMaxDetailBytes;
+    // Never split a UTF-8 sequence: back up over continuation bytes.
+    while (n > 0 && (static_cast<unsigned char>(detail[n]) & 0xc0) == 0x80) {
+      --n;
+    }
+    return n;
+  }();
+  const size_t more = detail.size() - dropped_from;
+  detail.resize(dropped_from);
+  absl::StrAppend(&detail, " ... (", more, " more bytes)");
+  return detail;
 }
 
 namespace {
@@ -206,23 +228,36 @@ BundleCheckResult CheckCheckpointSignature(Parts& p, const BundleTrust& trust) {
 }
 
 BundleCheckResult CheckOrigin(const Parts& p, const BundleTrust& trust) {
-  if (!p.checkpoint.has_value()) {
+  if (!p.checkpoint.has_value() || !p.verdict.has_value()) {
     return NotApplicable("not checked: no checkpoint signed by the log key");
   }
+  // The verifier names its log "layerproof/<verifier_id>"
+  // (verifier/verifier_node.h); the bundle's own log_origin field is never
+  // trusted alone.
+  const bool pinned = !trust.expected_origin.empty();
+  const std::string expected =
+      pinned ? trust.expected_origin
+             : absl::StrCat("layerproof/", p.verdict->verifier_id());
   const std::string& origin = p.checkpoint->origin;
+  std::vector<std::string> problems;
   if (origin != p.bundle.log_origin()) {
-    return Fail(absl::StrCat("the checkpoint's origin is \"", origin,
-                             "\", the bundle's log_origin \"",
-                             p.bundle.log_origin(), "\""));
+    problems.push_back(absl::StrCat("the checkpoint's origin is \"", origin,
+                                    "\", the bundle's log_origin \"",
+                                    p.bundle.log_origin(), "\""));
   }
-  if (!trust.expected_origin.empty() && origin != trust.expected_origin) {
-    return Fail(absl::StrCat("the checkpoint's origin is \"", origin,
-                             "\", want \"", trust.expected_origin, "\""));
+  if (origin != expected) {
+    problems.push_back(absl::StrCat(
+        "the checkpoint's origin is \"", origin, "\", want \"", expected,
+        pinned ? "\" (--log-origin)"
+               : "\" (\"layerproof/\" + the verdict's verifier_id; "
+                 "--log-origin overrides)"));
   }
+  if (!problems.empty()) return Fail(absl::StrJoin(problems, "; "));
   return Pass(absl::StrCat("\"", origin, "\"",
-                           trust.expected_origin.empty()
-                               ? " (as the bundle says)"
-                               : " (as expected)"));
+                           pinned ? " (as --log-origin requires)"
+                                  : " (\"layerproof/\" + the verdict's "
+                                    "verifier_id, as the verifier names its "
+                                    "log)"));
 }
 
 BundleCheckResult CheckCommitmentSignature(const Parts& p,
@@ -258,9 +293,12 @@ BundleCheckResult CheckCommitmentSignature(const Parts& p,
                                ") under the given prover keys, yet the "
                                "verdict is FAIL_SIGNATURE"));
     }
+    // Not evidence against the prover: the right key may not have been
+    // given. re_execution never re-derives FAIL_SIGNATURE.
     return Pass(absl::StrCat(
-        "does not verify under the given prover keys, as the FAIL_SIGNATURE "
-        "verdict says: ",
+        "does not verify under the given prover keys, which does not "
+        "contradict the FAIL_SIGNATURE verdict but is no evidence against "
+        "the prover either (its key may not be among them): ",
         status.message()));
   }
   if (!status.ok()) {
@@ -380,9 +418,13 @@ BundleCheckResult CheckModelDigest(const Parts& p,
         "so the model it names means nothing");
   }
   if (p.verdict.has_value() && p.verdict->outcome() == v1::FAIL_MODEL) {
-    return NotApplicable(
+    return NotApplicable(absl::StrCat(
         "the verdict is FAIL_MODEL: re_execution re-derives it against the "
-        "local model");
+        "model given here (digest ",
+        Hex(model_digest),
+        "), which confirms only that the commitment is not for that model; "
+        "it is evidence against the prover only if that is the model the "
+        "prover was required to serve"));
   }
   if (!p.commitment.has_value()) {
     return NotApplicable("not checked: no valid commitment");
@@ -470,6 +512,7 @@ BundleVerification RunChecks(
     if (progress) progress(done, kNumChecks, name);
     BundleCheckResult r = check();
     r.check = name;
+    r.detail = BoundedDetail(std::move(r.detail));
     out.checks.push_back(std::move(r));
     ++done;
   };

@@ -7,17 +7,28 @@
 // (verifier::ReExecutor, bit for bit). A bundle for a FAIL_MISMATCH of a
 // cheating prover therefore verifies: the evidence confirms the verdict.
 //
+// What re-derivation rests on: the only prover-signed part of a bundle is
+// the commitment. PASS and FAIL_MISMATCH are re-derived from opened inputs
+// (tokens, seed, activations) that must each hash to the commitment's
+// salted digests / layer hashes before they are used, so the prover's
+// signature authenticates them. The opening itself is not signed, so a
+// FAIL_OPENING is never re-derived (anyone with the verifier's key could
+// fabricate a bad opening); neither is a FAIL_SIGNATURE (a signature that
+// fails under the keys given is no evidence against the prover).
+//
 // Checks, in this order (each is reported with its name, a state and a
-// detail; every check runs, so one report names every problem):
+// detail of at most ~4 KiB; every check runs, so one report names every
+// problem):
 //   bundle_format         format_version 1 and the fields the verdict needs
 //   verdict_signature     the verdict envelope verifies under the log key
 //   checkpoint_signature  both inclusions carry the same checkpoint, signed
 //                         by the log key under key name Verdict.verifier_id
 //   log_origin            the checkpoint's origin is the bundle's log_origin
-//                         (and BundleTrust::expected_origin when set)
+//                         and BundleTrust::expected_origin, which defaults
+//                         to "layerproof/" + Verdict.verifier_id
 //   commitment_signature  the commitment envelope verifies under a prover key
-//                         (for a FAIL_SIGNATURE verdict: it does NOT, as the
-//                         verdict says)
+//                         (for a FAIL_SIGNATURE verdict: fails when it DOES
+//                         verify, which contradicts the verdict)
 //   commitment_inclusion  the commitment's leaf is in the checkpoint's tree
 //   verdict_inclusion     the verdict's leaf is in the checkpoint's tree
 //   verdict_binding       the verdict names this commitment: request id,
@@ -34,11 +45,17 @@
 // unusable, it is kNotApplicable ("not checked: ...") and the earlier
 // failure already makes ok() false.
 //
-// Verdicts that cannot be re-derived offline: FAIL_TIMEOUT, a FAIL_OPENING
-// whose opening never arrived (the bundle holds none), and a FAIL_SIGNATURE
-// refused at submission. Their bundles can still be ok() (every check that
-// applies passes) with verdict_rederived false: authentic, but not
-// confirmed by re-execution. `layerproof verify-bundle` exits 3 for them.
+// Verdicts that are never re-derived offline: FAIL_TIMEOUT, FAIL_OPENING
+// (with or without an opening; with one, re_execution still fails when
+// re-execution here gives another verdict), and FAIL_SIGNATURE (at
+// submission or at audit). Their bundles can still be ok() (every check
+// that applies passes) with verdict_rederived false: authentic, the
+// verifier's word, but not confirmed by re-execution. `layerproof
+// verify-bundle` exits 3 for them. A re-derived FAIL_MODEL confirms only
+// that the commitment is not for the model given here.
+//
+// Limits: a log fork (a second tree signed by the same key) is not
+// detected without a trusted checkpoint or witness cosignatures.
 //
 // Hostile input never reaches an assert: sizes are limited before
 // anything is parsed or allocated, and every problem is named.
@@ -76,8 +93,9 @@ struct BundleTrust {
   store::Ed25519PublicKey log_key;
   // The provers' keys; a commitment must be signed by one of them.
   std::vector<store::Ed25519PublicKey> prover_keys;
-  // The log's origin line the checkpoint must name; empty: accept the
-  // bundle's log_origin.
+  // The log's origin line the checkpoint must name; empty: "layerproof/"
+  // + the verdict's verifier_id (how the verifier names its log). The
+  // bundle's log_origin must name it too.
   std::string expected_origin;
 };
 
@@ -95,6 +113,7 @@ struct BundleVerification {
   // No check failed.
   bool ok() const;
   // re_execution passed: the verdict was re-derived on this machine.
+  // Never true for FAIL_TIMEOUT, FAIL_OPENING or FAIL_SIGNATURE.
   bool verdict_rederived = false;
   // As the bundle claims them, when their envelopes parse (default
   // messages otherwise); authentic only when their signature checks pass.

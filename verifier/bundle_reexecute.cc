@@ -172,6 +172,16 @@ BundleCheckResult CheckReExecution(Parts& p,
         "FAIL_SIGNATURE at submission: the log refused the commitment and "
         "no audit ran; the verdict is authentic but not re-derivable offline");
   }
+  if (v.outcome() == v1::FAIL_SIGNATURE) {
+    // A signature that fails under the keys given here is no evidence
+    // against the prover: the user may lack its key. commitment_signature
+    // fails when the commitment does verify under a given key.
+    return NotApplicable(
+        "FAIL_SIGNATURE is never re-derived offline: a commitment that does "
+        "not verify under the prover keys given here is no evidence against "
+        "the prover (its key may not be among them); the verdict is the "
+        "verifier's word");
+  }
   if (v.outcome() == v1::FAIL_OPENING && !b.has_opening()) {
     return NotApplicable(
         "FAIL_OPENING without an opening: it was refused, late or malformed "
@@ -205,15 +215,52 @@ BundleCheckResult CheckReExecution(Parts& p,
   }
   const std::string difference = VerdictDifference(v, outcome->verdict);
   if (!difference.empty()) return Fail(difference);
-  std::string what =
-      plan.all_layers
-          ? absl::StrCat("all ", num_layers, " blocks")
-          : absl::StrCat("blocks ", Layers(outcome->verdict.audited_layers()));
-  if (!source.opened()) what = "the checks before the opening";
-  return Pass(
-      absl::StrCat("re-derived ", Describe(outcome->verdict), " from ", what,
-                   outcome->verdict.head_checked() ? " and the head" : "",
-                   " on this machine"));
+  const v1::Verdict& got = outcome->verdict;
+  if (got.outcome() == v1::FAIL_OPENING) {
+    // The opening (header with salt and tokens, activations) carries no
+    // prover signature: anyone holding the verifier's key could make a
+    // "bad opening" and sign a FAIL_OPENING verdict over it. PASS and
+    // FAIL_MISMATCH are different: every opened input used there must hash
+    // to the prover-signed commitment first.
+    return NotApplicable(absl::StrCat(
+        "re-execution here also gives FAIL_OPENING (", got.detail(),
+        "), but the opening is not signed by the prover, so it could have "
+        "been made by whoever holds the verifier's key: a failed opening is "
+        "the verifier's word, not re-derived"));
+  }
+  if (!source.opened()) {
+    std::string what = absl::StrCat("re-derived ", Describe(got),
+                                    " from the checks before the opening on "
+                                    "this machine");
+    if (got.outcome() == v1::FAIL_MODEL) {
+      absl::StrAppend(
+          &what,
+          ": this confirms only that the commitment is not for the model "
+          "given here (digest ",
+          Hex(model_digest),
+          "); it is evidence against the prover only if that is the model "
+          "the prover was required to serve");
+    }
+    return Pass(what);
+  }
+  const std::string planned =
+      plan.all_layers ? absl::StrCat("all ", num_layers, " blocks")
+                      : absl::StrCat("blocks ", Layers(got.audited_layers()));
+  if (got.outcome() == v1::PASS) {
+    return Pass(absl::StrCat("re-derived PASS from ", planned,
+                             " and the head on this machine"));
+  }
+  // FAIL_MISMATCH: the audit stops at its first failure, so what follows
+  // the failing layer never ran (here or at the verifier).
+  const uint32_t layer = got.mismatch().layer();
+  return Pass(absl::StrCat(
+      "re-derived ", Describe(got), " on this machine; planned ", planned,
+      layer > num_layers
+          ? ", all of which matched; the head did not"
+          : absl::StrCat(", re-executed in order up to the first failure "
+                         "(layer ",
+                         layer,
+                         "): later blocks and the head were not re-derived")));
 }
 
 }  // namespace layerproof::verifier::internal::bundle_check

@@ -18,7 +18,10 @@
 //   6. the head (final norm, LM head, sampler with the committed seed)
 //      reproduces every output token, and the output obeys the committed
 //      stop rule (store::CheckStopRule) -> FAIL_MISMATCH{layer L+1};
-// and otherwise PASS. With AuditPlan::all_layers only the opening's header
+// and otherwise PASS. The verdict's audited_layers records the blocks the
+// audit planned to re-execute, ascending; a failed audit stops at its first
+// failure, so blocks after it (and the head) may not have run; on PASS all
+// ran. With AuditPlan::all_layers only the opening's header
 // is fetched; every layer is recomputed from the tokens and the first
 // differing hash is reported (fault localisation).
 //

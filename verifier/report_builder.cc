@@ -25,7 +25,11 @@ constexpr int kOutcomes = 7;  // v1::VerdictOutcome values 0..6
 struct Logged {
   std::string prover_id;
   std::string model_digest;
-  int64_t created_at = 0;
+  int64_t created_at = 0;  // the prover's claim
+  // What the report windows it by: the verifier's clock when it indexed the
+  // entry (AuditStore::LoggedAt), else see WhenLogged.
+  int64_t logged_at = 0;
+  bool logged_at_known = false;
   uint32_t num_layers = 0;
   bool audited = false;
   bool drawn = false;  // audited by a policy draw
@@ -148,6 +152,23 @@ bool InWindow(const ReportInputs& in, int64_t t) {
   return t >= in.from_unix_nanos && t < in.to_unix_nanos;
 }
 
+// The time commitment entry `index` is windowed by (docs/reports.md "How
+// each number is computed"): the verifier's recorded time of logging; for
+// an entry not yet indexed when the report started (`indexed` is the
+// watermark then), the report's own time (the entry was logged before it);
+// otherwise, for entries indexed before logging times were recorded, the
+// prover's created_at (`*by_prover_clock` set).
+absl::StatusOr<int64_t> WhenLogged(const AuditStore& store, uint64_t index,
+                                   uint64_t indexed, int64_t generated,
+                                   int64_t created_at, bool* by_prover_clock) {
+  *by_prover_clock = false;
+  LP_ASSIGN_OR_RETURN(std::optional<int64_t> logged, store.LoggedAt(index));
+  if (logged.has_value()) return *logged;
+  if (index >= indexed) return generated;
+  *by_prover_clock = true;
+  return created_at;
+}
+
 }  // namespace
 
 std::string Rfc3339(int64_t unix_nanos) {
@@ -178,6 +199,9 @@ absl::StatusOr<nlohmann::json> BuildReport(const store::Log& log,
   nlohmann::json failures = nlohmann::json::array();
   uint64_t failures_omitted = 0;
   uint64_t other_entries = 0;
+  uint64_t timed_by_prover_clock = 0;
+  const int64_t generated = absl::ToUnixNanos(in.generated_at);
+  LP_ASSIGN_OR_RETURN(const uint64_t indexed, store.IndexedSize());
 
   for (uint64_t i = 0; i < tree_size; ++i) {
     LP_ASSIGN_OR_RETURN(std::string entry, log.Entry(i));
@@ -191,10 +215,22 @@ absl::StatusOr<nlohmann::json> BuildReport(const store::Log& log,
         return absl::DataLossError(
             Cat("log entry ", i, ": ", std::string(c.status().message())));
       }
-      if (!InWindow(in, c->created_at_unix_nanos())) continue;
       if (!in.prover_id.empty() && c->prover_id() != in.prover_id) continue;
-      logged.emplace(i, Logged{c->prover_id(), c->model_digest(),
-                               c->created_at_unix_nanos(), c->num_layers()});
+      bool by_prover_clock = false;
+      LP_ASSIGN_OR_RETURN(
+          const int64_t when,
+          WhenLogged(store, i, indexed, generated, c->created_at_unix_nanos(),
+                     &by_prover_clock));
+      if (!InWindow(in, when)) continue;
+      if (by_prover_clock) ++timed_by_prover_clock;
+      Logged l;
+      l.prover_id = c->prover_id();
+      l.model_digest = c->model_digest();
+      l.created_at = c->created_at_unix_nanos();
+      l.logged_at = when;
+      l.logged_at_known = !by_prover_clock;
+      l.num_layers = c->num_layers();
+      logged.emplace(i, std::move(l));
       continue;
     }
     if (env.payload_type() != store::kVerdictPayloadType) {
@@ -217,7 +253,7 @@ absl::StatusOr<nlohmann::json> BuildReport(const store::Log& log,
       commitment = &it->second;
       prover_id = commitment->prover_id;
       model_digest = commitment->model_digest;
-      when = commitment->created_at;
+      when = commitment->logged_at;
       // On-demand audits are not random: never part of the bounds. An audit
       // the store has no record of is counted with them (conservative).
       LP_ASSIGN_OR_RETURN(std::optional<bool> on_demand,
@@ -271,6 +307,10 @@ absl::StatusOr<nlohmann::json> BuildReport(const store::Log& log,
     f["commitment_created_at_unix_nanos"] =
         commitment != nullptr ? nlohmann::json(commitment->created_at)
                               : nlohmann::json(nullptr);
+    f["commitment_logged_at_unix_nanos"] =
+        commitment != nullptr && commitment->logged_at_known
+            ? nlohmann::json(commitment->logged_at)
+            : nlohmann::json(nullptr);
     f["on_demand"] = kind == Kind::kOnDemand;
     f["refused_at_submission"] = kind == Kind::kRefusal;
     f["audited_layers"] = std::vector<uint32_t>(v->audited_layers().begin(),
@@ -288,7 +328,6 @@ absl::StatusOr<nlohmann::json> BuildReport(const store::Log& log,
     CountCommitment(by_model[c.model_digest], c);
   }
 
-  const int64_t generated = absl::ToUnixNanos(in.generated_at);
   nlohmann::json report = nlohmann::json::object();
   report["format"] = "layerproof.compliance-report.v1";
   report["verifier_id"] = in.verifier_id;
@@ -300,6 +339,7 @@ absl::StatusOr<nlohmann::json> BuildReport(const store::Log& log,
                       {"from", Rfc3339(in.from_unix_nanos)},
                       {"to", Rfc3339(in.to_unix_nanos)}};
   report["prover_filter"] = in.prover_id;
+  report["client_nonce"] = Hex(in.client_nonce);
   report["policy"] = {{"audit_rate", in.policy.rate},
                       {"layers_per_audit", in.policy.layers_per_audit}};
   report["checkpoint"] = {
@@ -311,9 +351,15 @@ absl::StatusOr<nlohmann::json> BuildReport(const store::Log& log,
     for (const store::Sha256Hash& h : in.consistency_proof) {
       proof.push_back(store::HexEncode(store::Bytes(h)));
     }
+    const bool caller = in.previous_from_caller;
     report["previous_report"] = {
-        {"generated_at_unix_nanos", in.previous->generated_at_unix_nanos},
-        {"generated_at", Rfc3339(in.previous->generated_at_unix_nanos)},
+        {"source", caller ? "caller" : "last_issued"},
+        {"generated_at_unix_nanos",
+         caller ? nlohmann::json(nullptr)
+                : nlohmann::json(in.previous->generated_at_unix_nanos)},
+        {"generated_at", caller ? nlohmann::json(nullptr)
+                                : nlohmann::json(Rfc3339(
+                                      in.previous->generated_at_unix_nanos))},
         {"tree_size", in.previous->tree_size},
         {"root_hash", Hex(in.previous->root_hash)},
         {"consistency_proof", std::move(proof)}};
@@ -324,6 +370,7 @@ absl::StatusOr<nlohmann::json> BuildReport(const store::Log& log,
   PutCounts(totals_json, totals);
   totals_json["log_entries_scanned"] = tree_size;
   totals_json["other_log_entries"] = other_entries;
+  totals_json["commitments_timed_by_prover_clock"] = timed_by_prover_clock;
   report["totals"] = std::move(totals_json);
 
   nlohmann::json provers = nlohmann::json::array();

@@ -1,12 +1,14 @@
 // Builds a compliance report's JSON (docs/reports.md) from the verifier's
 // log: scans exactly the entries [0, tree_size) of a signed checkpoint,
-// counts the commitments created in the window and the verdicts on them
+// counts the commitments logged in the window (by the verifier's own time
+// of logging, AuditStore::LoggedAt) and the verdicts on them
 // (and the refusals of the window), splits them by prover and by model,
 // computes detection bounds from the policy-drawn audits
 // (verifier/detection_bounds.h), and lists every failure with its evidence
 // reference. The audit store is read only to tell on-demand audits
 // (v1::AuditRecord.on_demand, found by the verdict's audit_seed) from
-// drawn ones; every count comes from the log's entries.
+// drawn ones and for the commitments' logging times; every count comes
+// from the log's entries.
 //
 // Thread safety: BuildReport reads the log and store, which are
 // thread-safe; it keeps no state.
@@ -51,8 +53,13 @@ struct ReportInputs {
   store::Checkpoint checkpoint;
   // The previous report's checkpoint and the consistency proof from it to
   // `checkpoint` (already verified by the caller); nullopt for the first.
+  // previous_from_caller: the caller named its size (its generated-at is
+  // then unknown and shown as null); otherwise the last report issued.
   std::optional<ReportCheckpoint> previous;
+  bool previous_from_caller = false;
   std::vector<store::Sha256Hash> consistency_proof;
+  // Echoed as hex in "client_nonce" (0..64 bytes).
+  std::string client_nonce;
   size_t max_failures = kMaxReportFailures;
 };
 

@@ -166,6 +166,9 @@ void Header(const Report& r, std::string& out) {
       "<dt>Provers</dt><dd>",
       r.prover_filter.empty() ? "all provers"
                               : "only <code>" + E(r.prover_filter) + "</code>",
+      "</dd><dt>Client nonce</dt><dd>",
+      r.client_nonce.empty() ? std::string("none sent")
+                             : "<code>" + E(r.client_nonce) + "</code>",
       "</dd><dt>Format</dt><dd><code>", kFormat, "</code></dd></dl></header>");
 }
 
@@ -182,6 +185,13 @@ void Summary(const Report& r, std::string& out) {
            "<p class=\"banner ok\">No failed audits in this "
            "window (",
            t.audits, " audits).</p>");
+  }
+  if (r.commitments_timed_by_prover_clock > 0) {
+    Append(&out, "<p id=\"prover-clock\" class=\"banner bad\">",
+           r.commitments_timed_by_prover_clock,
+           " commitment(s) have no time of logging recorded by the verifier "
+           "(logged by an older build) and are windowed by the time the "
+           "prover wrote into them.</p>");
   }
   const Detection& d = r.detection;
   Append(&out, "<table class=\"kv\"><tbody>", "<tr><th>Commitments logged</th>",
@@ -218,6 +228,7 @@ void LogSection(const Report& r, std::string& out) {
     return;
   }
   const Previous& p = *r.previous;
+  const bool caller = p.source == "caller";
   std::vector<store::Sha256Hash> proof;
   for (const std::string& h : p.proof) proof.push_back(*store::ParseHash(h));
   const absl::Status consistent = store::VerifyConsistency(
@@ -228,17 +239,27 @@ void LogSection(const Report& r, std::string& out) {
     Append(&proof_flag, proof_flag.empty() ? "" : ",", h);
   }
   Append(&out,
-         "<table class=\"kv\"><tbody><tr><th>Previous report generated</th>",
-         Td(E(Utc(p.generated_at))), "</tr><tr><th>Previous tree size</th>",
-         TdN(p.tree_size), "</tr><tr><th>Previous root hash</th>",
+         "<table class=\"kv\"><tbody><tr><th>Previous checkpoint named "
+         "by</th>",
+         Td(caller ? "the requester (its own previous report's tree size)"
+                   : "the verifier (the last report it issued)"),
+         "</tr><tr><th>Previous report generated</th>",
+         Td(p.generated_at.has_value() ? E(Utc(*p.generated_at))
+                                       : std::string("not stated")),
+         "</tr><tr><th>Previous tree size</th>", TdN(p.tree_size),
+         "</tr><tr><th>Previous root hash</th>",
          Td("<code>" + E(p.root_hash) + "</code>"), "</tr></tbody></table>");
   if (consistent.ok()) {
     Append(&out,
            "<p id=\"consistency\" class=\"banner ok\">"
-           "Consistent: the log at tree size ",
-           r.tree_size, " extends the one of the previous report (tree size ",
-           p.tree_size, "); the consistency proof of ", proof.size(),
-           " hashes was checked while rendering this page.</p>");
+           "The consistency proof in this report (",
+           proof.size(), " hashes) links the checkpoint of tree size ",
+           p.tree_size, ", root <code>", E(p.root_hash),
+           "</code>, to this report's checkpoint (tree size ", r.tree_size,
+           "). This was checked from the report's own fields; check it "
+           "against your own previous report with <code>layerproof report "
+           "verify NEW.json --verifier-key FILE --previous OLD.json</code>."
+           "</p>");
   } else {
     Append(&out,
            "<p id=\"consistency\" class=\"banner bad\">NOT "
@@ -372,12 +393,13 @@ void Tables(const Report& r, const std::vector<std::string>& kinds,
 
 constexpr char kHowToRead[] =
     R"html(<section id="how-to-read"><h2>How to read this</h2>
+<p><strong>The window.</strong> Commitments are counted in the window by the time the verifier logged them (its own clock), not by the time the prover wrote into them.</p>
 <p><strong>What an audit checks.</strong> After a request's commitment is logged, the verifier draws with fresh randomness whether to audit it and which transformer blocks to re-execute. It recomputes those blocks (and always the head: final norm, LM head and sampler) on its own hardware and requires the layer hashes to match the commitment bit for bit. A single flipped bit is a failure.</p>
-<p><strong>The detection bound.</strong> Drawn audit <i>i</i> checks a fraction <i>d<sub>i</sub></i> = audited blocks / <i>L</i> of the model's <i>L</i> blocks. Suppose a prover falsified at least one step in a fraction <i>f</i> of its requests. Each drawn audit then misses the cheating with probability at most 1 &minus; <i>f</i>&middot;<i>d<sub>i</sub></i>, so all of them miss it with probability at most <i>M</i>(<i>f</i>) = &prod;<sub><i>i</i></sub> (1 &minus; <i>f</i>&middot;<i>d<sub>i</sub></i>). The detection chart plots the confidence 1 &minus; <i>M</i>(<i>f</i>). A cheating rate <i>f</i> is <em>ruled out at 95 %</em> (99 %) when 1 &minus; <i>M</i>(<i>f</i>) &ge; 0.95 (0.99): had the prover cheated that often, these audits would have caught it with at least that probability; the tables give the smallest such <i>f</i>. Only drawn audits count: on-demand audits were not chosen at random. &ldquo;Not enough audits&rdquo; means no <i>f</i> &le; 100 % reaches that confidence. &ldquo;Detected&rdquo; means an audit failed: cheating (or a hardware fault) was caught, not bounded, and each failure is listed with its evidence.</p>
+<p><strong>The detection bound.</strong> Drawn audit <i>i</i> checks a fraction <i>d<sub>i</sub></i> = audited blocks / <i>L</i> of the model's <i>L</i> blocks. Suppose a prover falsifies each request independently with probability <i>f</i> (one that falsifies a fixed fraction <i>f</i> of the window&rsquo;s requests escapes no more often). Each drawn audit then misses the cheating with probability at most 1 &minus; <i>f</i>&middot;<i>d<sub>i</sub></i>, so all of them miss it with probability at most <i>M</i>(<i>f</i>) = &prod;<sub><i>i</i></sub> (1 &minus; <i>f</i>&middot;<i>d<sub>i</sub></i>). The detection chart plots the confidence 1 &minus; <i>M</i>(<i>f</i>). A cheating rate <i>f</i> is <em>ruled out at 95 %</em> (99 %) when 1 &minus; <i>M</i>(<i>f</i>) &ge; 0.95 (0.99): had the prover cheated that often, these audits would have caught it with at least that probability; the tables give the smallest such <i>f</i>. Only drawn audits count: on-demand audits were not chosen at random. &ldquo;Not enough audits&rdquo; means no <i>f</i> &le; 100 % reaches that confidence. &ldquo;Detected&rdquo; means an audit failed: cheating (or a hardware fault) was caught, not bounded, and each failure is listed with its evidence.</p>
 <p><strong>Re-verifying without trusting the verifier.</strong></p>
 <ul>
 <li>Each failure: fetch its evidence bundle with <code>layerproof.v1.Audit/GetEvidence</code> (the request id and verdict leaf index in the Evidence column) and run <code>layerproof verify-bundle</code> on it, on your own hardware: it checks both inclusion proofs against the signed checkpoint and re-executes the audited layers. Bundles hold the request's salt and activations, so they go only to authorised parties.</li>
-<li>The log: <code>layerproof log verify-consistency</code> with the sizes, roots and proof in <a href="#log">Log checkpoint</a> checks that the log this report covers extends the one of the previous report (exit 0 verified, 1 not verified).</li>
+<li>The log: <code>layerproof report verify NEW.json --verifier-key FILE --previous OLD.json</code>, with this report's JSON and your own previous report, checks the signature, the signed checkpoint note and that this report's log extends the one of your previous report (exit 0 verified, 1 not verified); fetch the report with <code>layerproof report --previous OLD.json</code> so that its proof starts at your report. <code>layerproof log verify-consistency</code> with the sizes, roots and proof in <a href="#log">Log checkpoint</a> checks the proof alone.</li>
 <li>This page is a view of the report JSON (<code>layerproof.compliance-report.v1</code>); the verifier's signature covers the JSON, which <code>layerproof report</code> fetches.</li>
 </ul></section>)html";
 

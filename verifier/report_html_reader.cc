@@ -246,6 +246,9 @@ absl::StatusOr<Report> ReadReport(const nlohmann::json& json) {
   LP_ASSIGN_OR_RETURN(r.generated_at, f.String("generated_at"));
   LP_ASSIGN_OR_RETURN(r.generated_at_nanos, f.Count("generated_at_unix_nanos"));
   LP_ASSIGN_OR_RETURN(r.prover_filter, f.String("prover_filter"));
+  if (f.Find("client_nonce") != nullptr) {
+    LP_ASSIGN_OR_RETURN(r.client_nonce, f.String("client_nonce"));
+  }
   LP_ASSIGN_OR_RETURN(Fields window, f.Object("window"));
   LP_ASSIGN_OR_RETURN(r.window_from, window.String("from"));
   LP_ASSIGN_OR_RETURN(r.window_to, window.String("to"));
@@ -261,7 +264,16 @@ absl::StatusOr<Report> ReadReport(const nlohmann::json& json) {
   if (f.Find("previous_report") != nullptr) {
     LP_ASSIGN_OR_RETURN(Fields p, f.Object("previous_report"));
     Previous prev;
-    LP_ASSIGN_OR_RETURN(prev.generated_at, p.Count("generated_at_unix_nanos"));
+    // Null when the caller named the previous tree size (source "caller").
+    LP_ASSIGN_OR_RETURN(prev.generated_at,
+                        p.OptionalCount("generated_at_unix_nanos"));
+    if (p.Find("source") != nullptr) {
+      LP_ASSIGN_OR_RETURN(prev.source, p.String("source"));
+      if (prev.source != "caller" && prev.source != "last_issued") {
+        return Bad(p.Path("source"), *p.Find("source"),
+                   "\"caller\" or \"last_issued\"");
+      }
+    }
     LP_ASSIGN_OR_RETURN(prev.tree_size, p.Count("tree_size"));
     LP_ASSIGN_OR_RETURN(prev.root_hash, Hash(p, "root_hash"));
     LP_ASSIGN_OR_RETURN(const Json* proof, p.Array("consistency_proof"));
@@ -277,6 +289,10 @@ absl::StatusOr<Report> ReadReport(const nlohmann::json& json) {
   }
   LP_ASSIGN_OR_RETURN(Fields totals, f.Object("totals"));
   LP_ASSIGN_OR_RETURN(r.totals, ReadCounts(totals, /*full=*/true));
+  LP_ASSIGN_OR_RETURN(
+      std::optional<int64_t> by_prover_clock,
+      totals.OptionalCount("commitments_timed_by_prover_clock"));
+  r.commitments_timed_by_prover_clock = by_prover_clock.value_or(0);
   LP_ASSIGN_OR_RETURN(const Json* by_prover, f.Array("by_prover"));
   for (size_t i = 0; i < by_prover->size(); ++i) {
     LP_ASSIGN_OR_RETURN(Fields p,

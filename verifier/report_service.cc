@@ -41,6 +41,12 @@ absl::Status ValidateComplianceReportRequest(
     LP_RETURN_IF_ERROR(store::ValidateNodeId(
         "ComplianceReportRequest.prover_id", request.prover_id()));
   }
+  if (request.client_nonce().size() > kMaxClientNonceBytes) {
+    return absl::InvalidArgumentError(
+        Cat("ComplianceReportRequest.client_nonce: got ",
+            request.client_nonce().size(),
+            " bytes, want <= ", kMaxClientNonceBytes));
+  }
   return absl::OkStatus();
 }
 
@@ -79,9 +85,26 @@ absl::StatusOr<std::string> ReportService::Generate(
                                            options_.key->public_key());
   LP_ASSIGN_OR_RETURN(in.checkpoint,
                       verifier.Verify(in.checkpoint_note, options_.log_origin));
-  // Consistency with the previous report's checkpoint, verified before the
-  // report claims it.
-  LP_ASSIGN_OR_RETURN(in.previous, db.store->LastReport());
+  in.client_nonce = request.client_nonce();
+  // Consistency with the previous report's checkpoint (the caller's, or
+  // the last one issued), verified before the report claims it.
+  if (request.previous_tree_size() > in.checkpoint.size) {
+    return absl::InvalidArgumentError(
+        Cat("ComplianceReportRequest.previous_tree_size: got ",
+            request.previous_tree_size(), ", want <= ", in.checkpoint.size,
+            " (the verifier's latest checkpoint)"));
+  }
+  if (request.previous_tree_size() > 0) {
+    ReportCheckpoint prev;
+    prev.tree_size = request.previous_tree_size();
+    LP_ASSIGN_OR_RETURN(const store::Sha256Hash root,
+                        db.log->Root(prev.tree_size));
+    prev.root_hash.assign(root.begin(), root.end());
+    in.previous = std::move(prev);
+    in.previous_from_caller = true;
+  } else {
+    LP_ASSIGN_OR_RETURN(in.previous, db.store->LastReport());
+  }
   if (in.previous.has_value()) {
     const ReportCheckpoint& prev = *in.previous;
     if (prev.tree_size > in.checkpoint.size) {

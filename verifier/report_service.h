@@ -10,7 +10,9 @@
 // checkpoint; docs/security.md). Reports are generated one at a time on the
 // service's own worker thread, never on a reactor thread, so the chain of
 // previous-report checkpoints is a line: each report's previous_report is
-// exactly the report issued before it.
+// exactly the report issued before it, unless the caller names its own
+// previous report's tree size (previous_tree_size; the proof then starts
+// there). The caller's client_nonce is echoed in the report.
 //
 // Thread safety: as a gRPC service, every handler may run concurrently;
 // Generate is thread-safe (serialised).
@@ -36,6 +38,8 @@
 
 namespace layerproof::verifier {
 
+inline constexpr size_t kMaxClientNonceBytes = 64;
+
 struct ReportServiceOptions {
   std::string verifier_id;
   std::string log_origin;
@@ -48,8 +52,10 @@ struct ReportServiceOptions {
 };
 
 // from_unix_nanos >= 0, from < to, prover_id empty or a well-formed node
-// id; InvalidArgument naming the field, e.g.
+// id, client_nonce at most kMaxClientNonceBytes; InvalidArgument naming the
+// field, e.g.
 // "ComplianceReportRequest.to_unix_nanos: got 5, want > from_unix_nanos (9)".
+// (previous_tree_size is checked against the checkpoint by Generate.)
 absl::Status ValidateComplianceReportRequest(
     const v1::ComplianceReportRequest& request);
 

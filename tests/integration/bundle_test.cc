@@ -295,14 +295,29 @@ std::vector<size_t> FlipPositions(const std::string& bytes) {
 }
 
 // Every single-byte change of a real bundle is either malformed or fails
-// a named check; none passes.
+// a named check, and none is ever confirmed (ok() && verdict_rederived).
+// A FAIL_OPENING bundle is never re-derived, so a change to its (unsigned)
+// opening may leave it authentic but not re-derived; every other bundle
+// verifies as it is, so there a change must fail a check.
 TEST_F(BundleTest, EveryFlippedByteIsCaught) {
   // Every position of the sampled bundles; every 5th of the all-layers one
   // (each of its checks re-executes every block).
+  struct Case {
+    const std::string* bundle;
+    size_t stride;
+  };
   for (const auto& [original, stride] :
-       {std::pair{&world->pass_sampled, 1}, std::pair{&world->mismatch, 1},
-        std::pair{&world->pass_all, 5}}) {
-    int malformed = 0, failed = 0;
+       {Case{&world->pass_sampled, 1}, Case{&world->mismatch, 1},
+        Case{&world->bad_opening, 1}, Case{&world->wrong_model, 1},
+        Case{&world->pass_all, 5}}) {
+    absl::StatusOr<BundleVerification> as_is = Verify(*original);
+    ASSERT_TRUE(as_is.ok()) << as_is.status();
+    ASSERT_TRUE(as_is->ok()) << Dump(*as_is);
+    const bool failed_opening = as_is->verdict.outcome() == v1::FAIL_OPENING;
+    // The assertion below means something only where the unchanged bundle
+    // is confirmed.
+    EXPECT_EQ(as_is->verdict_rederived, !failed_opening) << Dump(*as_is);
+    int malformed = 0, failed = 0, authentic_only = 0;
     for (size_t i : FlipPositions(*original)) {
       if (i % stride != 0) continue;
       // The low bit of every byte, and several bits of some.
@@ -316,16 +331,27 @@ TEST_F(BundleTest, EveryFlippedByteIsCaught) {
           ++malformed;
           continue;
         }
-        ++failed;
-        ASSERT_FALSE(v->ok()) << "byte " << i << " ^ " << int(mask) << " of "
-                              << original->size() << " passed:\n"
-                              << Dump(*v);
+        ASSERT_FALSE(v->ok() && v->verdict_rederived)
+            << "byte " << i << " ^ " << int(mask) << " of " << original->size()
+            << " was confirmed:\n"
+            << Dump(*v);
+        if (v->ok()) {
+          ASSERT_TRUE(failed_opening)
+              << "byte " << i << " ^ " << int(mask) << " of "
+              << original->size() << " passed:\n"
+              << Dump(*v);
+          ++authentic_only;
+        } else {
+          ++failed;
+        }
       }
     }
     EXPECT_GT(malformed, 0);
     EXPECT_GT(failed, 0);
-    std::printf("%zu bytes: %d changes malformed, %d failing a check\n",
-                original->size(), malformed, failed);
+    std::printf(
+        "%zu bytes: %d changes malformed, %d failing a check, %d authentic "
+        "but not re-derived\n",
+        original->size(), malformed, failed, authentic_only);
   }
 }
 
@@ -366,10 +392,25 @@ TEST_F(BundleTest, CheckpointOfAnotherLogFails) {
   BundleTrust trust = Trust();
   trust.expected_origin = "layerproof/verifier-1";
   ExpectFails(Serialise(b), "log_origin", trust);
+  // Regression: without --log-origin the bundle's own log_origin was
+  // trusted. The expected origin defaults to "layerproof/" + the verdict's
+  // verifier_id ("verifier-1"), as the verifier names its log.
   trust.expected_origin = "";
+  ExpectFails(Serialise(b), "log_origin", trust);
+  // --log-origin overrides the default.
+  trust.expected_origin = other.origin;
   absl::StatusOr<BundleVerification> v = Verify(Serialise(b), trust);
   ASSERT_TRUE(v.ok());
-  EXPECT_TRUE(v->ok()) << Dump(*v);  // self-consistent without the pin
+  EXPECT_TRUE(v->ok()) << Dump(*v);
+  EXPECT_TRUE(v->verdict_rederived) << Dump(*v);
+}
+
+TEST_F(BundleTest, LogOriginDefaultsToTheVerifiersName) {
+  absl::StatusOr<BundleVerification> v = Verify(world->pass_sampled);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(Parse(world->pass_sampled).log_origin(),
+            "layerproof/" + v->verdict.verifier_id());
+  EXPECT_EQ(StateOf(*v, "log_origin"), State::kPass) << Dump(*v);
 }
 
 TEST_F(BundleTest, InclusionProofOfAnotherLeafFails) {
@@ -580,21 +621,130 @@ TEST_F(BundleTest, RefusalAtSubmissionIsAuthenticButNotRederived) {
               "commitment_signature");
 }
 
-TEST_F(BundleTest, OpeningAndModelFailuresAreRederived) {
-  for (const auto& [bytes, outcome] :
-       {std::pair{&world->bad_opening, v1::FAIL_OPENING},
-        std::pair{&world->wrong_model, v1::FAIL_MODEL}}) {
-    absl::StatusOr<BundleVerification> v = Verify(*bytes);
-    ASSERT_TRUE(v.ok()) << v.status();
-    EXPECT_TRUE(v->ok()) << Dump(*v);
-    EXPECT_TRUE(v->verdict_rederived) << Dump(*v);
-    EXPECT_EQ(v->verdict.outcome(), outcome);
+// The detail of `check` in `v`.
+std::string DetailOf(const BundleVerification& v, const std::string& check) {
+  for (const BundleCheckResult& c : v.checks) {
+    if (c.check == check) return c.detail;
   }
-  // A FAIL_MODEL verdict is re-derived against the local model: with the
-  // other model's digest it is contradicted.
+  return "";
+}
+
+// Regression (security review): the opening carries no prover signature,
+// so whoever holds the verifier's key can make a "bad opening": a real
+// commitment, its real opening with one byte of an opened layer flipped,
+// and a FAIL_OPENING verdict signed by the verifier's key in a fresh log
+// with the same origin. This used to be VERIFIED (exit 0).
+std::string ForgedFailOpening(bool flip) {
+  const v1::EvidenceBundle real = Parse(world->pass_sampled);
+  v1::Verdict verdict = VerdictOf(world->pass_sampled);
+  verdict.set_outcome(v1::FAIL_OPENING);
+  verdict.clear_audited_layers();
+  verdict.set_head_checked(false);
+  verdict.set_detail(
+      "opening: Opening h^2: got rows whose salted hash differs, want "
+      "Commitment.layer_hashes[2]");
+  v1::EvidenceBundle b =
+      Parse(SyntheticBundle(real.commitment_envelope(), verdict, false));
+  *b.mutable_opening() = real.opening();
+  *b.mutable_opened_layers() = real.opened_layers();
+  if (flip) (*b.mutable_opened_layers(0)->mutable_data())[7] ^= 1;
+  return Serialise(b);
+}
+
+TEST_F(BundleTest, ForgedFailOpeningIsNotRederived) {
+  absl::StatusOr<BundleVerification> v = Verify(ForgedFailOpening(true));
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_TRUE(v->ok()) << Dump(*v);  // every check that applies passes
+  EXPECT_FALSE(v->verdict_rederived) << Dump(*v);
+  EXPECT_EQ(StateOf(*v, "re_execution"), State::kNotApplicable);
+  EXPECT_NE(DetailOf(*v, "re_execution").find("not signed by the prover"),
+            std::string::npos)
+      << Dump(*v);
+  EXPECT_EQ(StateOf(*v, "opening_binding"), State::kPass);
+  EXPECT_EQ(StateOf(*v, "commitment_signature"), State::kPass);
+
+  // With the opening intact it hashes to the commitment: re-execution here
+  // gives PASS, which contradicts the FAIL_OPENING verdict.
+  ExpectFails(ForgedFailOpening(false), "re_execution");
+
+  // A real FAIL_OPENING bundle is the verifier's word just the same.
+  v = Verify(world->bad_opening);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_TRUE(v->ok()) << Dump(*v);
+  EXPECT_FALSE(v->verdict_rederived) << Dump(*v);
+  EXPECT_EQ(v->verdict.outcome(), v1::FAIL_OPENING);
+  EXPECT_NE(DetailOf(*v, "re_execution").find("not signed by the prover"),
+            std::string::npos)
+      << Dump(*v);
+}
+
+// Regression (security review): a forged FAIL_SIGNATURE verdict on a
+// validly signed commitment was VERIFIED when only another prover's key
+// was given.
+TEST_F(BundleTest, FailSignatureIsNeverRederived) {
+  v1::Verdict verdict = VerdictOf(world->pass_sampled);
+  verdict.set_outcome(v1::FAIL_SIGNATURE);
+  verdict.clear_audited_layers();
+  verdict.set_head_checked(false);
+  verdict.set_detail("commitment: signature 0 does not verify");
+  const std::string forged = SyntheticBundle(
+      Parse(world->pass_sampled).commitment_envelope(), verdict, false);
+  BundleTrust trust = Trust();
+  trust.prover_keys = {world->cheat->key->public_key()};
+  absl::StatusOr<BundleVerification> v = Verify(forged, trust);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_TRUE(v->ok()) << Dump(*v);
+  EXPECT_FALSE(v->verdict_rederived) << Dump(*v);
+  EXPECT_EQ(StateOf(*v, "commitment_signature"), State::kPass);
+  EXPECT_EQ(StateOf(*v, "re_execution"), State::kNotApplicable);
+  // The commitment verifies under a given key (the honest prover's): the
+  // verdict is contradicted.
+  ExpectFails(forged, "commitment_signature");
+}
+
+TEST_F(BundleTest, ModelFailureIsRederivedAgainstTheGivenModel) {
+  absl::StatusOr<BundleVerification> v = Verify(world->wrong_model);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_TRUE(v->ok()) << Dump(*v);
+  EXPECT_TRUE(v->verdict_rederived) << Dump(*v);
+  EXPECT_EQ(v->verdict.outcome(), v1::FAIL_MODEL);
+  // What that confirms, and no more.
+  EXPECT_NE(DetailOf(*v, "re_execution")
+                .find("confirms only that the commitment is not for the "
+                      "model given here"),
+            std::string::npos)
+      << Dump(*v);
+  // With the other model's digest it is contradicted.
   const auto& other = world->other_model->model->digest().root;
   const std::string digest(other.begin(), other.end());
   ExpectFails(world->wrong_model, "re_execution", Trust(), &digest);
+}
+
+// A mismatch's re_execution detail does not claim that blocks after the
+// failure were re-derived: the audit stops at its first failure.
+TEST_F(BundleTest, MismatchDetailStopsAtTheFailure) {
+  absl::StatusOr<BundleVerification> v = Verify(world->mismatch_all);
+  ASSERT_TRUE(v.ok()) << v.status();
+  const std::string detail = DetailOf(*v, "re_execution");
+  EXPECT_NE(detail.find("later blocks and the head were not re-derived"),
+            std::string::npos)
+      << detail;
+  EXPECT_EQ(detail.find("and the head on this machine"), std::string::npos)
+      << detail;
+}
+
+// Regression: a hostile header listing 2M layers made details of megabytes.
+TEST_F(BundleTest, DetailsOfAHostileHeaderAreBounded) {
+  v1::EvidenceBundle b = Parse(world->pass_sampled);
+  for (uint32_t k = 0; k < 2'000'000; ++k) b.mutable_opening()->add_layers(k);
+  absl::StatusOr<BundleVerification> v = Verify(Serialise(b));
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_FALSE(v->ok());
+  EXPECT_EQ(StateOf(*v, "opening_binding"), State::kFail);
+  EXPECT_NE(DetailOf(*v, "opening_binding").find("more)"), std::string::npos);
+  for (const BundleCheckResult& c : v->checks) {
+    EXPECT_LE(c.detail.size(), 4200u) << c.check;
+  }
 }
 
 // `layerproof verify-bundle <args>`: its exit code, and its stdout then
@@ -662,6 +812,25 @@ TEST_F(BundleTest, BinaryExitCodes) {
   std::tie(rc, out) = RunVerifyBundle(with({dir + "/timeout.bundle"}));
   EXPECT_EQ(rc, 3) << out;
   EXPECT_NE(out.find("AUTHENTIC, NOT RE-DERIVED"), std::string::npos) << out;
+
+  // A forged FAIL_OPENING is not confirmed; nor is a FAIL_SIGNATURE, and
+  // one on a commitment that verifies under a given key fails.
+  WriteFile(dir + "/forged-opening.bundle", ForgedFailOpening(true));
+  std::tie(rc, out) = RunVerifyBundle(with({dir + "/forged-opening.bundle"}));
+  EXPECT_EQ(rc, 3) << out;
+  EXPECT_NE(out.find("AUTHENTIC, NOT RE-DERIVED"), std::string::npos) << out;
+  v1::Verdict bad_signature = timeout;
+  bad_signature.set_outcome(v1::FAIL_SIGNATURE);
+  WriteFile(dir + "/signature.bundle",
+            SyntheticBundle(Parse(world->pass_sampled).commitment_envelope(),
+                            bad_signature, false));
+  std::tie(rc, out) = RunVerifyBundle(
+      {"--model", world->cluster->model_dir(), "--log-key", dir + "/log.pub",
+       "--prover-key", dir + "/cheat.pub", dir + "/signature.bundle"});
+  EXPECT_EQ(rc, 3) << out;
+  std::tie(rc, out) = RunVerifyBundle(with({dir + "/signature.bundle"}));
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("failed commitment_signature"), std::string::npos) << out;
 
   std::tie(rc, out) =
       RunVerifyBundle(with({"--json", dir + "/garbage.bundle"}));

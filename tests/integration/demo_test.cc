@@ -95,10 +95,18 @@ TEST(Demo, DefaultLoadCatchesAndLocalisesTheTamperingProver) {
   // The files, and their verification.
   EXPECT_TRUE(j.at("report").at("verified").get<bool>());
   EXPECT_TRUE(j.at("evidence").at("verified").get<bool>());
-  EXPECT_FALSE(j.at("evidence").at("checks").empty());
-  for (const auto& check : j.at("evidence").at("checks")) {
-    EXPECT_NE(check.at("state"), "FAIL") << check.dump();
+  // Every check holds: its state is "pass" or "n/a" (an allow-list, so a
+  // failure is caught however it is spelt).
+  const nlohmann::json& checks = j.at("evidence").at("checks");
+  ASSERT_TRUE(checks.is_array());
+  ASSERT_FALSE(checks.empty());
+  int passed = 0;
+  for (const auto& check : checks) {
+    const std::string state = check.at("state").get<std::string>();
+    EXPECT_TRUE(state == "pass" || state == "n/a") << check.dump();
+    passed += state == "pass";
   }
+  EXPECT_GT(passed, 0);
   const std::string bundle = j.at("evidence").at("file");
   EXPECT_EQ(fs::path(bundle).parent_path(), fs::path(out));
   EXPECT_GT(fs::file_size(bundle), 0u);

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nlohmann/json.hpp"
@@ -125,6 +126,95 @@ TEST(ReportCommand, WritesAVerifiedReportWhoseCountsMatchTheLog) {
                      root + "/rendered.html"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(ReadAll(root + "/rendered.html").find("<html"), std::string::npos);
+
+  // The chain of reports as a reader checks it (`report verify`,
+  // `report --previous`). More entries, then a report that links to the
+  // verifier's last issued one.
+  auto verified = [&](const std::string& path) {
+    auto v =
+        verifier::VerifyReportDsseJson(ReadAll(path), cluster.verifier_key());
+    EXPECT_TRUE(v.ok()) << path << ": " << v.status();
+    return v.value_or(nlohmann::json());
+  };
+  const uint64_t first_size = rep["checkpoint"]["tree_size"].get<uint64_t>();
+  const std::vector<std::string> more = Requests(cluster, honest, 1);
+  ASSERT_EQ(more.size(), 1u);
+  ASSERT_EQ(cluster.WaitForVerdicts(more[0], absl::Seconds(60)).size(), 1u);
+  r = run(
+      {"report", "--from", "0", "--to", "now", "--out", root + "/mid.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json mid = verified(root + "/mid.json");
+  ASSERT_GT(mid["checkpoint"]["tree_size"].get<uint64_t>(), first_size);
+  EXPECT_EQ(mid["previous_report"]["source"], "last_issued");
+  EXPECT_EQ(mid["client_nonce"].get<std::string>().size(), 64u);
+  // Against our own first report, whatever was issued since.
+  r = run({"report", "--from", "0", "--to", "now", "--previous",
+           root + "/report.json", "--verifier-id", "verifier-1", "--out",
+           root + "/next.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json next = verified(root + "/next.json");
+  EXPECT_EQ(next["previous_report"]["source"], "caller");
+  EXPECT_EQ(next["previous_report"]["tree_size"], first_size);
+  EXPECT_EQ(next["previous_report"]["root_hash"],
+            rep["checkpoint"]["root_hash"]);
+  const std::string key_flag = root + "/verifier.pub";
+  r = RunLayerproof({"report", "verify", root + "/next.json", "--verifier-key",
+                     key_flag, "--previous", root + "/report.json", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["extends_previous"].get<bool>());
+  EXPECT_EQ(RunLayerproof({"report", "verify", root + "/mid.json",
+                           "--verifier-key", key_flag})
+                .exit_code,
+            0);
+  // next.json links to the first report, not to mid.json; the first
+  // report links to nothing.
+  r = RunLayerproof({"report", "verify", root + "/next.json", "--verifier-key",
+                     key_flag, "--previous", root + "/mid.json"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("was not requested against it"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(RunLayerproof({"report", "verify", root + "/report.json",
+                           "--verifier-key", key_flag, "--previous",
+                           root + "/next.json"})
+                .exit_code,
+            1);
+  EXPECT_EQ(RunLayerproof({"report", "verify", root + "/next.json",
+                           "--verifier-key", root + "/other.pub"})
+                .exit_code,
+            1);
+  EXPECT_EQ(
+      RunLayerproof({"report", "verify", "--verifier-key", key_flag}).exit_code,
+      2);
+  // A report that names another verifier id than the one asked for.
+  r = run({"report", "--from", "0", "--to", "now", "--verifier-id",
+           "verifier-9", "--out", root + "/wrong_id.json"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("verifier_id"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(root + "/wrong_id.json"));
+
+  // Regression: `report render` read and parsed any file before checking
+  // it (64 MB of '[' took 2.4 GB). Too large: refused unread; too deep:
+  // refused before parsing. Both are malformed input (2), nothing written.
+  {
+    std::ofstream(root + "/huge.json").put(' ');
+    std::filesystem::resize_file(root + "/huge.json",
+                                 verifier::kMaxReportDsseJsonBytes + 1);
+    std::ofstream(root + "/deep.json") << std::string(1 << 20, '[');
+  }
+  const std::vector<std::pair<std::string, std::string>> bad_inputs = {
+      {"/huge.json",
+       " bytes, want <= " + std::to_string(verifier::kMaxReportDsseJsonBytes)},
+      {"/deep.json", "nested deeper than 64"}};
+  for (const auto& [bad, why] : bad_inputs) {
+    r = RunLayerproof({"report", "render", "--in", root + bad, "--verifier-key",
+                       key_flag, "--out", root + "/bad.html"});
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(root + "/bad.html"));
+    r = RunLayerproof(
+        {"report", "verify", root + bad, "--verifier-key", key_flag});
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+  }
 
   // An RFC 3339 window before any of it.
   r = run({"report", "--from", "2000-01-01T00:00:00Z", "--to",

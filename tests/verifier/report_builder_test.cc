@@ -112,6 +112,21 @@ class Fixture {
     return r->index;
   }
 
+  // Records the verifier's time of logging for commitment entry `leaf`,
+  // as the scheduler does when it indexes it.
+  void SetLoggedAt(uint64_t leaf, int64_t t) {
+    AuditStoreBatch batch;
+    batch.SetLoggedAt(leaf, t);
+    EXPECT_TRUE(store_->Write(batch).ok());
+  }
+
+  // Marks entries [0, size) indexed; 0: the log's size.
+  void SetIndexed(uint64_t size = 0) {
+    AuditStoreBatch batch;
+    batch.SetIndexed(size == 0 ? log_->Size() : size);
+    EXPECT_TRUE(store_->Write(batch).ok());
+  }
+
   std::vector<uint32_t> AllLayers() const {
     std::vector<uint32_t> out;
     for (uint32_t l = 1; l <= uint32_t(TheWorld().layers); ++l) {
@@ -121,7 +136,11 @@ class Fixture {
   }
 
   nlohmann::json Build(int64_t from, int64_t to, const std::string& prover = "",
-                       size_t max_failures = kMaxReportFailures) {
+                       size_t max_failures = kMaxReportFailures,
+                       bool index_all = true) {
+    // Every entry indexed, with no recorded logging times unless a test set
+    // them: the store of an older build, windowed by created_at.
+    if (index_all) SetIndexed();
     ReportInputs in;
     in.from_unix_nanos = from;
     in.to_unix_nanos = to;
@@ -321,6 +340,76 @@ TEST(ReportBuilderTest, RealisedRateCountsOnlyDrawnAudits) {
   EXPECT_EQ(r["detection"]["drawn_audits"], 1);
   EXPECT_EQ(r["detection"]["layer_fraction_mean"],
             1.0 / double(TheWorld().layers));
+}
+
+// Regression: reports windowed commitments by the prover-chosen created_at,
+// so a prover stamping 1970 dropped out of every window around now.
+TEST(ReportBuilderTest, WindowsCommitmentsByTheVerifiersTimeOfLogging) {
+  Fixture f;
+  const int64_t now = kT0;
+  const int64_t y1970 = 5 * kSecond;
+  const uint64_t c = f.Commit("prover-1", y1970);
+  f.SetLoggedAt(c, now);
+  f.Judge(c, v1::FAIL_MISMATCH, {1}, /*on_demand=*/false, "", now);
+  const uint64_t old = f.Commit("prover-1", now);  // no recorded time
+  f.Judge(old, v1::PASS, f.AllLayers(), false);
+
+  const nlohmann::json around_now =
+      f.Build(now - 60 * kSecond, now + 60 * kSecond);
+  EXPECT_EQ(around_now["totals"]["commitments"], 2);
+  EXPECT_EQ(around_now["totals"]["commitments_timed_by_prover_clock"], 1);
+  EXPECT_EQ(around_now["totals"]["failures"], 1);
+  ASSERT_EQ(around_now["failures"].size(), 1u);
+  EXPECT_EQ(around_now["failures"][0]["commitment_created_at_unix_nanos"],
+            y1970);
+  EXPECT_EQ(around_now["failures"][0]["commitment_logged_at_unix_nanos"], now);
+  // The timeline puts its verdict at the time of logging.
+  uint64_t fails = 0;
+  for (const nlohmann::json& b : around_now["timeline"]["buckets"]) {
+    fails += b["fail"].get<uint64_t>();
+  }
+  EXPECT_EQ(fails, 1u);
+
+  const nlohmann::json in_1970 = f.Build(0, 3600 * kSecond);
+  EXPECT_EQ(in_1970["totals"]["commitments"], 0);
+  EXPECT_EQ(in_1970["totals"]["failures"], 0);
+  EXPECT_EQ(in_1970["totals"]["commitments_timed_by_prover_clock"], 0);
+}
+
+// An entry not yet indexed when the report starts has no recorded time; it
+// is timed at the report's generation (it was logged before), never by the
+// prover's claim.
+TEST(ReportBuilderTest, TimesEntriesNotYetIndexedAtTheReport) {
+  Fixture f;
+  f.Commit("prover-1", 5 * kSecond);  // claims 1970
+  // Build() generates at kT0 + 1000 s.
+  const nlohmann::json r = f.Build(kT0 + 999 * kSecond, kT0 + 1001 * kSecond,
+                                   "", kMaxReportFailures, /*index_all=*/false);
+  EXPECT_EQ(r["totals"]["commitments"], 1);
+  EXPECT_EQ(r["totals"]["commitments_timed_by_prover_clock"], 0);
+  EXPECT_EQ(f.Build(0, 3600 * kSecond, "", kMaxReportFailures,
+                    false)["totals"]["commitments"],
+            0);
+}
+
+TEST(ReportBuilderTest, AuditStoreKeepsTheLoggedTimeOfAnEntry) {
+  TempDir dir;
+  {
+    auto store = AuditStore::Open(dir.path());
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto none = (*store)->LoggedAt(7);
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(none->has_value());
+    AuditStoreBatch batch;
+    batch.SetLoggedAt(7, kT0);
+    ASSERT_TRUE((*store)->Write(batch).ok());
+  }
+  auto store = AuditStore::Open(dir.path());
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto read = (*store)->LoggedAt(7);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->value_or(0), kT0);
+  EXPECT_FALSE((*store)->LoggedAt(8)->has_value());
 }
 
 TEST(ReportBuilderTest, AuditStoreKeepsTheLastReportAcrossReopening) {

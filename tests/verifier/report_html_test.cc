@@ -283,12 +283,29 @@ TEST(ReportHtmlTest, HonestWindowMarksTheRuledOutCheatingRate) {
 
 TEST(ReportHtmlTest, ChecksTheConsistencyProofWithThePreviousReport) {
   Json report = SampleReport();
-  EXPECT_TRUE(Contains(Render(report), "Consistent: the log at tree size 120"));
+  const std::string html = Render(report);
+  EXPECT_TRUE(Contains(html, "links the checkpoint of tree size 100"));
+  EXPECT_TRUE(Contains(html, "checked from the report's own fields"));
+  EXPECT_TRUE(Contains(html, "layerproof report verify NEW.json"));
+  EXPECT_TRUE(Contains(html, "the verifier (the last report it issued)"));
 
   report["previous_report"]["consistency_proof"][0] = std::string(64, '0');
   const std::string forged = Render(report);
   EXPECT_TRUE(Contains(forged, "NOT consistent")) << forged.substr(0, 200);
-  EXPECT_FALSE(Contains(forged, "Consistent: the log"));
+  EXPECT_FALSE(Contains(forged, "links the checkpoint"));
+
+  report = SampleReport();
+  EXPECT_FALSE(Contains(Render(report), "id=\"prover-clock\""));
+  report["totals"]["commitments_timed_by_prover_clock"] = 2;
+  EXPECT_TRUE(Contains(Render(report), "2 commitment(s) have no time"));
+  report["client_nonce"] = "00ff";
+  report["previous_report"]["source"] = "caller";
+  report["previous_report"]["generated_at_unix_nanos"] = nullptr;
+  const std::string caller = Render(report);
+  EXPECT_TRUE(Contains(caller, "the requester (its own previous report"));
+  EXPECT_TRUE(Contains(caller, "<code>00ff</code>"));
+  report["previous_report"]["source"] = "someone";
+  EXPECT_FALSE(RenderReportHtml(report).ok());
 
   report["previous_report"] = nullptr;
   EXPECT_TRUE(Contains(Render(report), "First report"));

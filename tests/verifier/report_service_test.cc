@@ -42,6 +42,7 @@ using testing::TempDir;
 
 // Serve() stamps every commitment with this time.
 constexpr int64_t kServedAt = 1700000000000000000;
+constexpr int64_t kHour = int64_t{3600} * 1000000000;
 
 const store::Ed25519PrivateKey& ProverKey(int i) {
   static auto* keys = new std::vector<store::Ed25519PrivateKey>([] {
@@ -128,11 +129,14 @@ class Node {
   }
 
   grpc::Status Report(int64_t from, int64_t to, const std::string& prover,
-                      std::string* envelope) {
+                      std::string* envelope, uint64_t previous_tree_size = 0,
+                      const std::string& nonce = "") {
     v1::ComplianceReportRequest request;
     request.set_from_unix_nanos(from);
     request.set_to_unix_nanos(to);
     request.set_prover_id(prover);
+    request.set_previous_tree_size(previous_tree_size);
+    request.set_client_nonce(nonce);
     v1::ComplianceReportResponse response;
     grpc::ClientContext ctx;
     grpc::Status s = report->GetComplianceReport(&ctx, request, &response);
@@ -140,10 +144,15 @@ class Node {
     return s;
   }
 
-  // The verified report over the window around kServedAt.
-  nlohmann::json VerifiedReport(const std::string& prover = "") {
+  // The verified report over the hour either side of now (commitments are
+  // windowed by the verifier's time of logging, not Serve's created_at).
+  nlohmann::json VerifiedReport(const std::string& prover = "",
+                                uint64_t previous_tree_size = 0,
+                                const std::string& nonce = "") {
     std::string envelope;
-    grpc::Status s = Report(kServedAt - 1, kServedAt + 1, prover, &envelope);
+    const int64_t now = absl::ToUnixNanos(absl::Now());
+    grpc::Status s = Report(now - kHour, now + kHour, prover, &envelope,
+                            previous_tree_size, nonce);
     EXPECT_TRUE(s.ok()) << s.error_message();
     auto r = VerifyReportEnvelope(envelope, node_->public_key());
     EXPECT_TRUE(r.ok()) << r.status();
@@ -256,7 +265,8 @@ TEST(ReportServiceTest, CountsEqualTheLogsVerdictsAndTheSignatureVerifies) {
   // The DSSE JSON form verifies; a changed payload byte, another key or a
   // malformed envelope does not.
   std::string envelope;
-  ASSERT_TRUE(n.Report(kServedAt - 1, kServedAt + 1, "", &envelope).ok());
+  const int64_t now = absl::ToUnixNanos(absl::Now());
+  ASSERT_TRUE(n.Report(now - kHour, now + kHour, "", &envelope).ok());
   auto dsse = ReportEnvelopeToDsseJson(envelope);
   ASSERT_TRUE(dsse.ok()) << dsse.status();
   auto verified = VerifyReportDsseJson(*dsse, n.node().public_key());
@@ -335,6 +345,174 @@ TEST(ReportServiceTest, ConsecutiveReportsAreConsistentAcrossARestart) {
   EXPECT_EQ(first["checkpoint"]["tree_size"], 2);
   EXPECT_EQ(second["checkpoint"]["tree_size"], 4);
   EXPECT_EQ(third["checkpoint"]["tree_size"], 6);
+}
+
+// Regression: reports windowed commitments by the prover's created_at
+// (Serve stamps 2023), so a prover's clock decided which report saw them.
+TEST(ReportServiceTest, WindowsCommitmentsByTheVerifiersTimeOfLogging) {
+  TempDir dir;
+  auto openings = std::make_shared<HonestOpenings>();
+  Node n(dir.path(), openings);
+  Served a = Serve(ProverKey(1), "prover-1");
+  openings->Add(a);
+  n.Submit(a.envelope);
+  ASSERT_TRUE(n.node().WaitIdle(absl::Seconds(60)).ok());
+  const nlohmann::json now = n.VerifiedReport();
+  EXPECT_EQ(now["totals"]["commitments"], 1);
+  EXPECT_EQ(now["totals"]["audits"], 1);
+  EXPECT_EQ(now["totals"]["commitments_timed_by_prover_clock"], 0);
+  std::string envelope;
+  ASSERT_TRUE(n.Report(kServedAt - 1, kServedAt + 1, "", &envelope).ok());
+  auto at_claim = VerifyReportEnvelope(envelope, n.node().public_key());
+  ASSERT_TRUE(at_claim.ok()) << at_claim.status();
+  EXPECT_EQ((*at_claim)["totals"]["commitments"], 0);
+  EXPECT_EQ((*at_claim)["totals"]["audits"], 0);
+}
+
+TEST(ReportServiceTest, ProvesConsistencyFromTheCallersPreviousReport) {
+  TempDir dir;
+  auto openings = std::make_shared<HonestOpenings>();
+  Node n(dir.path(), openings);
+  Served a = Serve(ProverKey(1), "prover-1");
+  openings->Add(a);
+  n.Submit(a.envelope);
+  ASSERT_TRUE(n.node().WaitIdle(absl::Seconds(60)).ok());
+  const nlohmann::json mine = n.VerifiedReport("", 0, "n1");
+  EXPECT_EQ(mine["client_nonce"], "6e31");
+  // Someone else's report moves the verifier's last-report anchor.
+  const nlohmann::json theirs = n.VerifiedReport();
+  EXPECT_EQ(theirs["client_nonce"], "");
+  EXPECT_EQ(theirs["previous_report"]["source"], "last_issued");
+  Served b = Serve(ProverKey(1), "prover-1", {9, 8, 7});
+  openings->Add(b);
+  n.Submit(b.envelope);
+  ASSERT_TRUE(n.node().WaitIdle(absl::Seconds(60)).ok());
+
+  const uint64_t size = mine["checkpoint"]["tree_size"].get<uint64_t>();
+  const nlohmann::json next =
+      n.VerifiedReport("", size, std::string("\x00\xff", 2));
+  EXPECT_EQ(next["client_nonce"], "00ff");
+  const nlohmann::json& prev = next["previous_report"];
+  EXPECT_EQ(prev["source"], "caller");
+  EXPECT_EQ(prev["tree_size"], mine["checkpoint"]["tree_size"]);
+  EXPECT_EQ(prev["root_hash"], mine["checkpoint"]["root_hash"]);
+  EXPECT_TRUE(prev["generated_at_unix_nanos"].is_null());
+  EXPECT_EQ(next["checkpoint"]["tree_size"], 4);
+
+  std::string envelope;
+  grpc::Status s = n.Report(0, 10, "", &envelope, 5);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find(
+                "ComplianceReportRequest.previous_tree_size: got 5, want <= 4"),
+            std::string::npos)
+      << s.error_message();
+  s = n.Report(0, 10, "", &envelope, 0, std::string(65, 'x'));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("ComplianceReportRequest.client_nonce"),
+            std::string::npos)
+      << s.error_message();
+  EXPECT_TRUE(n.Report(0, 10, "", &envelope, 0, std::string(64, 'x')).ok());
+}
+
+// Re-signs `report` with the verifier's own key (a report its signature
+// alone would vouch for) as DSSE JSON.
+std::string SignedDsse(const nlohmann::json& report) {
+  auto env =
+      store::SignEnvelope(kReportPayloadType, report.dump(), *VerifierKey());
+  EXPECT_TRUE(env.ok()) << env.status();
+  auto dsse = ReportEnvelopeToDsseJson(*env);
+  EXPECT_TRUE(dsse.ok()) << dsse.status();
+  return dsse.value_or("");
+}
+
+// Regression: a verified signature was all VerifyReportDsseJson checked;
+// the checkpoint note and the consistency proof were only the HTML's to
+// look at.
+TEST(ReportServiceTest, VerifyingChecksTheCheckpointNoteAndTheProof) {
+  TempDir dir;
+  auto openings = std::make_shared<HonestOpenings>();
+  Node n(dir.path(), openings);
+  Served a = Serve(ProverKey(1), "prover-1");
+  openings->Add(a);
+  n.Submit(a.envelope);
+  ASSERT_TRUE(n.node().WaitIdle(absl::Seconds(60)).ok());
+  n.VerifiedReport();
+  Served b = Serve(ProverKey(1), "prover-1", {9, 8, 7});
+  openings->Add(b);
+  n.Submit(b.envelope);
+  ASSERT_TRUE(n.node().WaitIdle(absl::Seconds(60)).ok());
+  const nlohmann::json good = n.VerifiedReport();
+  ASSERT_TRUE(good["previous_report"].is_object());
+  const store::Ed25519PublicKey key = n.node().public_key();
+  ASSERT_TRUE(VerifyReportDsseJson(SignedDsse(good), key).ok());
+
+  auto refused = [&](nlohmann::json r, const std::string& what) {
+    auto v = VerifyReportDsseJson(SignedDsse(r), key);
+    EXPECT_EQ(v.status().code(), absl::StatusCode::kPermissionDenied)
+        << what << ": " << v.status();
+    EXPECT_NE(std::string(v.status().message()).find(what), std::string::npos)
+        << v.status();
+  };
+  nlohmann::json r = good;
+  r["checkpoint"]["tree_size"] = 3;
+  refused(r, "report.checkpoint");
+  r = good;
+  r["checkpoint"]["root_hash"] = std::string(64, 'a');
+  refused(r, "report.checkpoint");
+  r = good;
+  std::string note = r["checkpoint"]["note"].get<std::string>();
+  note[note.find('\n') + 1] = '9';  // the size line
+  r["checkpoint"]["note"] = note;
+  refused(r, "report.checkpoint.note");
+  r = good;
+  r["verifier_id"] = "verifier-other";
+  refused(r, "report.checkpoint.note");
+  r = good;
+  r["log_origin"] = "layerproof/other";
+  refused(r, "report.checkpoint.note");
+  r = good;
+  r["previous_report"]["root_hash"] = std::string(64, 'b');
+  refused(r, "report.previous_report.consistency_proof");
+  r = good;
+  r["previous_report"]["consistency_proof"][0] = std::string(64, 'c');
+  refused(r, "report.previous_report.consistency_proof");
+  r = good;
+  r["previous_report"]["tree_size"] = 1;
+  refused(r, "report.previous_report.consistency_proof");
+}
+
+// Regression: `report render` parsed any JSON before the signature check,
+// however deep (64 MB of '[' took 2.4 GB) or large.
+TEST(ReportServiceTest, VerifyingRefusesDeepOrHugeJsonBeforeParsing) {
+  const store::Ed25519PublicKey key = VerifierKey()->public_key();
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  auto v = VerifyReportDsseJson(deep, key);
+  EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(v.status().message()).find("nested deeper than 64"),
+            std::string::npos)
+      << v.status();
+  // Brackets inside strings do not count; 64 levels are fine.
+  EXPECT_TRUE(CheckJsonDepth("{\"a\": \"[[[[\\\"[[[\"}", 1, "x").ok());
+  EXPECT_TRUE(
+      CheckJsonDepth(std::string(64, '[') + std::string(64, ']'), 64, "x")
+          .ok());
+  EXPECT_FALSE(CheckJsonDepth(std::string(65, '['), 64, "x").ok());
+  // A signed payload is depth-checked before it is parsed too.
+  auto env = store::SignEnvelope(
+      kReportPayloadType, std::string(1000, '[') + std::string(1000, ']'),
+      *VerifierKey());
+  ASSERT_TRUE(env.ok());
+  v = VerifyReportEnvelope(*env, key);
+  EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(v.status().message()).find("report payload: nested"),
+            std::string::npos)
+      << v.status();
+  const std::string huge(kMaxReportDsseJsonBytes + 1, ' ');
+  v = VerifyReportDsseJson(huge, key);
+  EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(v.status().message()).find("bytes, want <="),
+            std::string::npos)
+      << v.status();
 }
 
 TEST(ReportServiceTest, ConcurrentReportsFormOneChain) {

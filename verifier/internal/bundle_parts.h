@@ -7,6 +7,7 @@
 #ifndef LAYERPROOF_VERIFIER_INTERNAL_BUNDLE_PARTS_H_
 #define LAYERPROOF_VERIFIER_INTERNAL_BUNDLE_PARTS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -38,8 +39,18 @@ inline BundleCheckResult NotApplicable(std::string detail) {
 std::string Outcome(v1::VerdictOutcome o);
 // "FAIL_MISMATCH at layer 2 (expected <hex>, got <hex>)", or the outcome.
 std::string Describe(const v1::Verdict& v);
-// "[1,3]".
+// Check details stay bounded whatever the bundle holds: a list of layers
+// names at most this many, a detail at most this many bytes.
+inline constexpr int kMaxListedLayers = 16;
+inline constexpr size_t kMaxDetailBytes = 4096;
+
+// "[1,3]"; past kMaxListedLayers entries, the first ones and
+// ", ... (N more)]".
 std::string Layers(const google::protobuf::RepeatedField<uint32_t>& layers);
+// `detail` cut to at most kMaxDetailBytes (on a UTF-8 boundary) plus
+// " ... (N more bytes)" when it is longer: hostile fields quoted in a
+// detail (a request id, a status message) cannot make it unbounded.
+std::string BoundedDetail(std::string detail);
 
 // The parts of the bundle, parsed but not yet trusted.
 struct Parts {
@@ -64,9 +75,9 @@ inline bool RefusedAtSubmission(const v1::Verdict& v) {
 // The last check, "re_execution" (bundle_reexecute.cc): re-runs the audit
 // the verdict records on `engine`, from the bundle's opening, and compares
 // the re-derived verdict with the bundle's. Not applicable where the
-// verdict cannot be re-derived offline (FAIL_TIMEOUT, a refusal at
-// submission, FAIL_OPENING without an opening) or the machine cannot
-// re-execute.
+// verdict is never re-derived offline (FAIL_TIMEOUT, FAIL_SIGNATURE,
+// FAIL_OPENING: with an opening, after re-execution here agrees) or the
+// machine cannot re-execute.
 BundleCheckResult CheckReExecution(Parts& p,
                                    const kernels::model::Engine& engine,
                                    std::string_view model_digest,

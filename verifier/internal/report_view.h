@@ -56,13 +56,18 @@ struct Failure {
   int64_t evidence_verdict_leaf_index = 0;
 };
 struct Previous {
-  int64_t generated_at = 0, tree_size = 0;
+  // "caller" (the requester named tree_size) or "last_issued"; reports
+  // older than the field read as "last_issued".
+  std::string source = "last_issued";
+  std::optional<int64_t> generated_at;  // null for source "caller"
+  int64_t tree_size = 0;
   std::string root_hash;
   std::vector<std::string> proof;
 };
 
 struct Report {
   std::string verifier_id, log_origin, generated_at, prover_filter;
+  std::string client_nonce;  // hex; empty when none was sent
   int64_t generated_at_nanos = 0;
   std::string window_from, window_to;
   int64_t window_from_nanos = 0, window_to_nanos = 0;
@@ -72,6 +77,8 @@ struct Report {
   std::string root_hash, note;
   std::optional<Previous> previous;
   Counts totals;
+  // Commitments windowed by their created_at (no recorded time of logging).
+  int64_t commitments_timed_by_prover_clock = 0;
   std::vector<Prover> provers;
   std::vector<Model> models;
   Detection detection;
