@@ -19,10 +19,18 @@
 # filesystem, since /tmp may be tmpfs.
 #
 # service_bench (the attestation service: commitment overhead, audit cost,
-# end-to-end Generate; not a Google Benchmark program) runs last with
+# end-to-end Generate; not a Google Benchmark program) runs after log_bench with
 # LAYERPROOF_SERVICE_BENCH_ARGS, e.g. LAYERPROOF_SERVICE_BENCH_ARGS=--quick.
 # It reuses (or synthesizes) the models in build-bench/models/ and keeps its
 # databases under build-bench/bench-tmp/.
+#
+# report_bench (compliance report generation against a bare scan of the
+# same log, and offline evidence-bundle verification against the
+# verifier's own audit and a full forward; not a Google Benchmark program)
+# runs after it with LAYERPROOF_REPORT_BENCH_ARGS, e.g.
+# LAYERPROOF_REPORT_BENCH_ARGS=--quick. It reuses (or synthesizes) the
+# small model in build-bench/models/ and builds its logs (1,000, 10,000 and
+# 100,000 commitments by default, --sizes) under build-bench/bench-tmp/.
 #
 # OpenBLAS (the peer in gemm_bench and model_bench) honours OPENBLAS_CORETYPE
 # and OPENBLAS_L2_SIZE; some machines set them to pin old, slow kernels, so
@@ -34,7 +42,7 @@ cd "$(dirname "$0")/.."
 cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DLAYERPROOF_BUILD_TESTS=OFF ${LAYERPROOF_BENCH_CMAKE_ARGS:-} >/dev/null
 cmake --build build-bench --target gemm_bench ops_bench model_bench log_bench \
-  service_bench
+  service_bench report_bench
 
 run() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@"; }
 
@@ -46,3 +54,5 @@ run build-bench/bench/model_bench ${LAYERPROOF_MODEL_BENCH_ARGS:-}
 build-bench/bench/log_bench ${LAYERPROOF_LOG_BENCH_ARGS:-}
 # shellcheck disable=SC2086  # word splitting of the options is wanted
 run build-bench/bench/service_bench ${LAYERPROOF_SERVICE_BENCH_ARGS:-}
+# shellcheck disable=SC2086  # word splitting of the options is wanted
+run build-bench/bench/report_bench ${LAYERPROOF_REPORT_BENCH_ARGS:-}
