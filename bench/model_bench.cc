@@ -29,13 +29,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/bench_common.h"
 #include "bench/machine.h"
 #include "bench/memory_bandwidth.h"
 #include "bench/openblas_llama.h"
@@ -50,9 +50,6 @@ namespace layerproof::bench {
 namespace {
 
 namespace km = kernels::model;
-using kernels::Status;
-using kernels::StatusOr;
-using Clock = std::chrono::steady_clock;
 
 struct Options {
   std::string preset = "medium";
@@ -75,56 +72,31 @@ void Usage() {
 }
 
 bool ParseArgs(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      return i + 1 < argc ? argv[++i] : nullptr;
-    };
-    const char* v = nullptr;
-    if (a == "--quick") {
+  for (Args args(argc, argv); args.Next();) {
+    if (args.Flag("--quick")) {
       o->reps = 1;
       o->steps = 8;
       o->bw_bytes = int64_t{1} << 30;
       o->bw_passes = 3;
-    } else if (a == "--preset" && (v = next())) {
+    } else if (const char* v = args.Value("--preset")) {
       o->preset = v;
-    } else if (a == "--model-dir" && (v = next())) {
+    } else if (const char* v = args.Value("--model-dir")) {
       o->model_dir = v;
-    } else if (a == "--threads" && (v = next())) {
+    } else if (const char* v = args.Value("--threads")) {
       o->threads = std::max(1, std::atoi(v));
-    } else if (a == "--reps" && (v = next())) {
+    } else if (const char* v = args.Value("--reps")) {
       o->reps = std::max(1, std::atoi(v));
-    } else if (a == "--steps" && (v = next())) {
+    } else if (const char* v = args.Value("--steps")) {
       o->steps = std::max(1, std::atoi(v));
-    } else if (a == "--batch" && (v = next())) {
+    } else if (const char* v = args.Value("--batch")) {
       o->batch = std::max(1, std::atoi(v));
-    } else if (a == "--prefill" && (v = next())) {
+    } else if (const char* v = args.Value("--prefill")) {
       o->prefill = std::max(2, std::atoi(v));
     } else {
       return false;
     }
   }
   return true;
-}
-
-void Die(const Status& s, const char* what) {
-  std::fprintf(stderr, "model_bench: %s: %s\n", what, s.ToString().c_str());
-  std::exit(1);
-}
-template <typename T>
-T Must(StatusOr<T> v, const char* what) {
-  if (!v.ok()) Die(v.status(), what);
-  return std::move(v).value();
-}
-void Must(const Status& s, const char* what) {
-  if (!s.ok()) Die(s, what);
-}
-
-std::string LoadAverage() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
 }
 
 // $LP_BENCH_MODEL_DIR, else models/<preset>-seed1 in the build directory
@@ -162,17 +134,6 @@ double PrefillFlops(const km::ModelConfig& c, int64_t t) {
   return 2.0 * matrices * t + attention + 2.0 * c.vocab_size * h;
 }
 
-// Distinct pseudo-random prompts (never the synthetic specials).
-std::vector<int32_t> Prompt(int64_t n, uint64_t salt, int64_t vocab) {
-  std::vector<int32_t> p(n);
-  uint64_t x = 0x9E3779B97F4A7C15ull * (salt + 1);
-  for (int32_t& t : p) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    t = static_cast<int32_t>((x >> 33) % static_cast<uint64_t>(vocab - 2));
-  }
-  return p;
-}
-
 int32_t Argmax(const float* x, int64_t n) {
   int64_t best = 0;
   for (int64_t i = 1; i < n; ++i) {
@@ -180,25 +141,6 @@ int32_t Argmax(const float* x, int64_t n) {
   }
   return static_cast<int32_t>(best);
 }
-
-double Seconds(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// Rates (tokens/s) of the timed repetitions.
-struct Rates {
-  std::vector<double> v;
-  double best() const {
-    return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
-  }
-  double median() const {
-    if (v.empty()) return 0;
-    std::vector<double> s = v;
-    std::sort(s.begin(), s.end());
-    const size_t n = s.size();
-    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-  }
-};
 
 // ------------------------------------------------------------ LayerProof ---
 
@@ -225,7 +167,9 @@ double EngineDecodeOnce(km::Engine& e, const Options& o, int64_t batch,
   const auto t0 = Clock::now();
   for (int64_t s = 0; s < o.steps; ++s) Must(e.Step(), "Engine::Step");
   const double sec = Seconds(t0);
-  if (!e.idle()) Die(kernels::Internal("sequences left over"), "decode");
+  if (!e.idle()) {
+    Die("decode", kernels::Internal("sequences left over").ToString());
+  }
   e.TakeFinished();
   return double(batch * o.steps) / sec;
 }
@@ -238,7 +182,8 @@ double EnginePrefillOnce(km::Engine& e, const Options& o, int rep) {
   Must(e.Step(), "Engine::Step (prefill)");
   const double sec = Seconds(t0);
   if (!e.idle()) {
-    Die(kernels::Internal("prefill took more than one step"), "prefill");
+    Die("prefill",
+        kernels::Internal("prefill took more than one step").ToString());
   }
   e.TakeFinished();
   return double(o.prefill) / sec;
@@ -457,7 +402,8 @@ int Run(const Options& o) {
       km::ParameterCount(c) / 1e9);
   const int64_t max_prompt = std::min<int64_t>(c.max_positions - 1, 8191);
   if (o.prefill > max_prompt || o.prompt + o.steps + 1 > max_prompt) {
-    Die(kernels::InvalidArgument("prompt too long for the model"), "options");
+    Die("options",
+        kernels::InvalidArgument("prompt too long for the model").ToString());
   }
 
   kernels::Backend* backend = Must(kernels::DefaultBackend(), "backend");
@@ -587,10 +533,6 @@ int Run(const Options& o) {
 }  // namespace layerproof::bench
 
 int main(int argc, char** argv) {
-  layerproof::bench::Options o;
-  if (!layerproof::bench::ParseArgs(argc, argv, &o)) {
-    layerproof::bench::Usage();
-    return 2;
-  }
-  return layerproof::bench::Run(o);
+  using namespace layerproof::bench;
+  return Main<Options>("model_bench", argc, argv, ParseArgs, Usage, Run);
 }

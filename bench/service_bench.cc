@@ -49,13 +49,11 @@
 // Numbers are only meaningful on an otherwise idle machine; the load
 // average is printed.
 #include <openssl/sha.h>
-#include <time.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -75,7 +73,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "bench/machine.h"
+#include "bench/bench_common.h"
+#include "bench/loopback_nodes.h"
 #include "bench/synth_model.h"
 #include "grpcpp/client_context.h"
 #include "kernels/dispatch.h"
@@ -104,7 +103,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace km = kernels::model;
-using Clock = std::chrono::steady_clock;
 
 constexpr int kBatch = 8;        // sequences / client threads
 constexpr int64_t kPrompt = 16;  // overhead and end-to-end prompts
@@ -143,15 +141,10 @@ void Usage() {
 
 bool ParseArgs(int argc, char** argv, Options* o) {
   int rounds = 0, requests = 0;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto next = [&]() -> const char* {
-      return i + 1 < argc ? argv[++i] : nullptr;
-    };
-    const char* v = nullptr;
-    if (a == "--quick") {
+  for (Args args(argc, argv); args.Next();) {
+    if (args.Flag("--quick")) {
       o->quick = true;
-    } else if (a == "--preset" && (v = next())) {
+    } else if (const char* v = args.Value("--preset")) {
       const std::string p = v;
       if (p == "all") {
         o->presets = {"small", "medium"};
@@ -160,15 +153,15 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       } else {
         return false;
       }
-    } else if (a == "--model-dir" && (v = next())) {
+    } else if (const char* v = args.Value("--model-dir")) {
       o->model_dir = v;
-    } else if (a == "--threads" && (v = next())) {
+    } else if (const char* v = args.Value("--threads")) {
       o->threads = std::max(1, std::atoi(v));
-    } else if (a == "--out" && (v = next())) {
+    } else if (const char* v = args.Value("--out")) {
       o->out = v;
-    } else if (a == "--rounds" && (v = next())) {
+    } else if (const char* v = args.Value("--rounds")) {
       rounds = std::max(1, std::atoi(v));
-    } else if (a == "--requests" && (v = next())) {
+    } else if (const char* v = args.Value("--requests")) {
       requests = std::max(1, std::atoi(v));
     } else {
       return false;
@@ -189,55 +182,6 @@ bool ParseArgs(int argc, char** argv, Options* o) {
 
 // ---------------------------------------------------------------- helpers ---
 
-[[noreturn]] void Die(const std::string& what, const std::string& why) {
-  std::fprintf(stderr, "service_bench: %s: %s\n", what.c_str(), why.c_str());
-  std::exit(1);
-}
-void Must(const kernels::Status& s, const char* what) {
-  if (!s.ok()) Die(what, s.ToString());
-}
-void Must(const absl::Status& s, const char* what) {
-  if (!s.ok()) Die(what, s.ToString());
-}
-template <typename T>
-T Must(kernels::StatusOr<T> v, const char* what) {
-  if (!v.ok()) Die(what, v.status().ToString());
-  return std::move(v).value();
-}
-template <typename T>
-T Must(absl::StatusOr<T> v, const char* what) {
-  if (!v.ok()) Die(what, v.status().ToString());
-  return std::move(v).value();
-}
-
-// The markdown report: printed as it grows and written to --out at the end.
-std::string g_report;
-void Emit(const char* fmt, ...) {
-  char buf[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  g_report += buf;
-  std::fputs(buf, stdout);
-  std::fflush(stdout);
-}
-// Progress, not part of the report.
-void Note(const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  std::vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  std::fflush(stderr);
-}
-
-std::string LoadAverage() {
-  std::ifstream f("/proc/loadavg");
-  std::string a, b, c;
-  f >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
-
 bool CpuHasFlag(const std::string& flag) {
   std::ifstream f("/proc/cpuinfo");
   std::string word;
@@ -247,44 +191,6 @@ bool CpuHasFlag(const std::string& flag) {
   return false;
 }
 
-std::string UtcNow() {
-  const std::time_t t = std::time(nullptr);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
-  return buf;
-}
-
-// The build directory: the parent of this binary's directory.
-fs::path BuildDir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::current_path() : exe.parent_path().parent_path();
-}
-
-double Seconds(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double ProcessCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-}
-
-struct Rates {
-  std::vector<double> v;
-  double best() const {
-    return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
-  }
-  double median() const { return Median(v); }
-  static double Median(std::vector<double> s) {
-    if (s.empty()) return 0;
-    std::sort(s.begin(), s.end());
-    const size_t n = s.size();
-    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-  }
-};
-
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -292,29 +198,6 @@ double Percentile(std::vector<double> v, double p) {
   size_t k = static_cast<size_t>(std::ceil(p * double(v.size())));
   k = std::clamp<size_t>(k, 1, v.size());
   return v[k - 1];
-}
-
-// Distinct pseudo-random prompts (never the synthetic specials).
-std::vector<int32_t> Prompt(int64_t n, uint64_t salt, int64_t vocab) {
-  std::vector<int32_t> p(n);
-  uint64_t x = 0x9E3779B97F4A7C15ull * (salt + 1);
-  for (int32_t& t : p) {
-    x = x * 6364136223846793005ull + 1442695040888963407ull;
-    t = static_cast<int32_t>((x >> 33) % static_cast<uint64_t>(vocab - 2));
-  }
-  return p;
-}
-
-std::shared_ptr<const store::Ed25519PrivateKey> NewKey() {
-  return std::make_shared<const store::Ed25519PrivateKey>(
-      Must(store::Ed25519PrivateKey::Generate(), "Ed25519 key"));
-}
-
-std::string Fresh(const fs::path& p) {
-  std::error_code ec;
-  fs::remove_all(p, ec);
-  fs::create_directories(p.parent_path(), ec);
-  return p.string();
 }
 
 // The committed stop rule (max_new_tokens, stop ids, ignore_eos,
@@ -497,75 +380,21 @@ class CommitPath {
 
 // ----------------------------------------------- (c) the served cluster ---
 
-// A VerifierNode and a ProverNode, each behind its own gRPC server on
-// 127.0.0.1, as tests/integration/cluster.cc stands them up.
+// The served cluster (bench/loopback_nodes.h) and kBatch client channels
+// to the prover.
 class Service {
  public:
   Service(const km::Model& model, kernels::Backend* backend,
           const fs::path& dir, const verifier::AuditPolicy& policy)
-      : verifier_executor_(Must(km::MakeExecutor(backend), "executor")),
-        prover_executor_(Must(km::MakeExecutor(backend), "executor")) {
-    verifier_engine_ = Must(km::Engine::Create(model, verifier_executor_.get()),
-                            "verifier engine");
-    const auto verifier_key = NewKey();
-    verifier::VerifierOptions vo;
-    vo.verifier_id = "bench-verifier";
-    vo.engine = verifier_engine_.get();
-    vo.key = verifier_key;
-    vo.db_dir = Fresh(dir / "verifier");
-    vo.policy = policy;
-    vo.insecure = true;
-    verifier_ = Must(verifier::VerifierNode::Create(std::move(vo)),
-                     "VerifierNode::Create");
-    rpc::ServerConfig vc;
-    vc.listen = "127.0.0.1:0";
-    vc.tls.insecure = true;
-    verifier_server_ =
-        Must(rpc::StartServer(vc, verifier_->services()), "verifier server");
-
-    const auto prover_key = NewKey();
-    prover::ProverOptions po;
-    po.prover_id = "bench-prover";
-    po.model = &model;
-    po.executor = prover_executor_.get();
-    po.key = prover_key;
-    po.journal_dir = Fresh(dir / "journal");
-    po.verifier_address =
-        "127.0.0.1:" + std::to_string(verifier_server_->port());
-    po.verifier_tls.insecure = true;
-    po.insecure = true;
-    prover_ =
-        Must(prover::ProverNode::Create(std::move(po)), "ProverNode::Create");
-    rpc::ServerConfig pc;
-    pc.listen = "127.0.0.1:0";
-    pc.tls.insecure = true;
-    prover_server_ =
-        Must(rpc::StartServer(pc, prover_->services()), "prover server");
-    rpc::TlsOptions tls;
-    tls.insecure = true;
-    Must(verifier_->AddProver(verifier::ProverRegistration{
-             "bench-prover", prover_key->public_key(), address(), tls}),
-         "AddProver");
+      : nodes_(model, backend, dir, policy) {
     for (int i = 0; i < kBatch; ++i) {
       stubs_.push_back(v1::Inference::NewStub(
-          Must(rpc::MakeChannel(address(), tls), "channel")));
+          Must(rpc::MakeChannel(address(), LoopbackNodes::tls()), "channel")));
     }
   }
-  ~Service() {
-    (void)prover_->Shutdown(absl::Now() + absl::Seconds(30));
-    prover_server_->Shutdown(std::chrono::seconds(5));
-    prover_server_.reset();
-    prover_.reset();
-    verifier_server_->Shutdown(std::chrono::seconds(5));
-    (void)verifier_->Shutdown(absl::Seconds(30));
-    verifier_server_.reset();
-    verifier_.reset();
-  }
 
-  std::string address() const {
-    return "127.0.0.1:" + std::to_string(prover_server_->port());
-  }
-  verifier::VerifierNode& verifier() { return *verifier_; }
+  std::string address() const { return nodes_.prover_address(); }
+  verifier::VerifierNode& verifier() { return nodes_.verifier(); }
 
   struct Result {
     int64_t tokens = 0;
@@ -595,13 +424,10 @@ class Service {
   }
 
  private:
-  std::unique_ptr<km::Executor> verifier_executor_, prover_executor_;
-  std::unique_ptr<km::Engine> verifier_engine_;
-  std::unique_ptr<verifier::VerifierNode> verifier_;
-  std::unique_ptr<rpc::RunningServer> verifier_server_;
-  std::unique_ptr<prover::ProverNode> prover_;
-  std::unique_ptr<rpc::RunningServer> prover_server_;
+  // Declared first so that the nodes shut down before the channels close,
+  // as they did before the nodes moved to bench/loopback_nodes.h.
   std::vector<std::unique_ptr<v1::Inference::Stub>> stubs_;
+  LoopbackNodes nodes_;
 };
 
 // ------------------------------------------------------------- overhead ---
@@ -694,7 +520,7 @@ std::string PairedPct(const Rates& ours, const Rates& peer) {
     v.push_back(1.0 - ours.v[i] / peer.v[i]);
   }
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * Rates::Median(v));
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * Median(v));
   return buf;
 }
 
@@ -796,8 +622,8 @@ OverheadResult Overhead(const Options& o, const std::string& preset,
       Pct(r.served.best(), r.bare.best()).c_str(),
       Pct(r.served.median(), r.bare.median()).c_str(),
       PairedPct(r.served, r.bare).c_str());
-  const double tap_med = Rates::Median(tap_share);
-  const double tail_med = Rates::Median(tail);
+  const double tap_med = Median(tap_share);
+  const double tail_med = Median(tail);
   const double round_med = tokens / r.commit.median();
   Emit("\nWhere (b)'s time goes (medians over the rounds):\n");
   Emit(
@@ -808,8 +634,7 @@ OverheadResult Overhead(const Options& o, const std::string& preset,
       "- commit worker per request (close hashes, build, Ed25519 sign, "
       "synced journal Put): %.2f ms; the round's tail after the last "
       "sequence finished: %.2f ms (%.1f%% of the round);\n",
-      1e3 * Rates::Median(commit_per_req), 1e3 * tail_med,
-      100 * tail_med / round_med);
+      1e3 * Median(commit_per_req), 1e3 * tail_med, 100 * tail_med / round_med);
   Emit(
       "- hashed per token: %.0f KiB (hidden %lld x 4 bytes x %lld layers); "
       "LayerHasher (kernels/sha256) %.0f MB/s, OpenSSL SHA-256 "
@@ -838,16 +663,15 @@ OverheadResult Overhead(const Options& o, const std::string& preset,
       "cores busy, (b) %.0f ms = %.2f, (c) %.0f ms = %.2f; (c) spends "
       "%.0f ms of CPU per round beyond (b) on gRPC, the log submission, the "
       "verifier's log and their RocksDB writes, on the same cores.\n",
-      1e3 * Rates::Median(cpu[0]), Rates::Median(cpu[0]) / walls[0],
-      1e3 * Rates::Median(cpu[1]), Rates::Median(cpu[1]) / walls[1],
-      1e3 * Rates::Median(cpu[2]), Rates::Median(cpu[2]) / walls[2],
-      1e3 * (Rates::Median(cpu[2]) - Rates::Median(cpu[1])));
+      1e3 * Median(cpu[0]), Median(cpu[0]) / walls[0], 1e3 * Median(cpu[1]),
+      Median(cpu[1]) / walls[1], 1e3 * Median(cpu[2]),
+      Median(cpu[2]) / walls[2], 1e3 * (Median(cpu[2]) - Median(cpu[1])));
   Emit(
       "- (c): the last response came %.1f ms after the first (median "
       "over the rounds); in (b) the whole commit tail after the last "
       "sequence is %.1f ms. A spread far beyond that means the requests "
       "joined the batch over several engine steps.\n",
-      1e3 * Rates::Median(served_spread), 1e3 * tail_med);
+      1e3 * Median(served_spread), 1e3 * tail_med);
   return r;
 }
 
@@ -915,10 +739,7 @@ void AuditCost(const Options& o, const std::string& preset,
   const auto key = NewKey();
   store::KeyRing keys;
   keys.Add(key->public_key());
-  const kernels::Sha256Digest& root = model.digest().root;
-  const std::string digest(reinterpret_cast<const char*>(root.data()),
-                           root.size());
-  verifier::ReExecutor re(*engine, digest);
+  verifier::ReExecutor re(*engine, ModelDigest(model));
 
   std::vector<std::unique_ptr<AuditRequest>> reqs;
   for (int i = 0; i < o.audit_requests; ++i) {
@@ -1262,19 +1083,10 @@ void EndToEnd(const Options& o, const std::string& preset,
 // ---------------------------------------------------------------- main ---
 
 int Run(const Options& o) {
-  const fs::path build = BuildDir();
-  const fs::path models =
-      o.model_dir.empty() ? build / "models" : fs::path(o.model_dir);
-  const fs::path tmp = build / "bench-tmp" / "service_bench";
-  kernels::Backend* backend = Must(kernels::DefaultBackend(), "backend");
-  backend->SetThreads(o.threads);
-
-  Emit("### service_bench run of %s\n\n", UtcNow().c_str());
-  Emit("- %s; %d engine threads (backend %s); load average at start %s\n",
-       o.quick ? "--quick" : "full run", o.threads,
-       std::string(backend->name()).c_str(), LoadAverage().c_str());
-  Emit("- hardware threads: %u; LLC %.0f MiB\n",
-       std::thread::hardware_concurrency(), LastLevelCacheBytes() / 1048576.0);
+  const BenchRun run = StartRun(o.model_dir, o.threads, o.quick);
+  const fs::path& models = run.models;
+  const fs::path& tmp = run.tmp;
+  kernels::Backend* backend = run.backend;
 
   for (const std::string& preset : o.presets) {
     const std::string dir = (models / (preset + "-seed1")).string();
@@ -1298,24 +1110,13 @@ int Run(const Options& o) {
     Emit("\nload average after `%s`: %s\n", preset.c_str(),
          LoadAverage().c_str());
   }
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
-  if (!o.out.empty()) {
-    std::ofstream f(o.out);
-    f << g_report;
-    if (!f) Die("--out", "cannot write " + o.out);
-  }
-  return 0;
+  return FinishRun(run, o.out);
 }
 
 }  // namespace
 }  // namespace layerproof::bench
 
 int main(int argc, char** argv) {
-  layerproof::bench::Options o;
-  if (!layerproof::bench::ParseArgs(argc, argv, &o)) {
-    layerproof::bench::Usage();
-    return 2;
-  }
-  return layerproof::bench::Run(o);
+  using namespace layerproof::bench;
+  return Main<Options>("service_bench", argc, argv, ParseArgs, Usage, Run);
 }
