@@ -6,16 +6,28 @@
 // and localised at the tampered layer, and the report and the evidence
 // bundle verified; the files it promises must be there. The chance that
 // no audit of the 30 tampered requests catches the tamper is ~3e-4
-// (README "Demo").
+// (README "Demo"). With --keep-running the nodes then serve, over mTLS
+// with the demo's certificates, until SIGTERM. The tests share one model
+// folder, so the model is synthesised once.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <memory>
+#include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "grpcpp/client_context.h"
+#include "grpcpp/generic/generic_stub.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "layerproof/v1/audit.grpc.pb.h"
 #include "nlohmann/json.hpp"
+#include "store/rpc/tls.h"
 #include "tests/integration/run_command.h"
 #include "tests/store/temp_dir.h"
 
@@ -29,6 +41,14 @@ using store::fixture::TempDir;
 // run; this only keeps a hung binary from outliving it.
 constexpr std::chrono::seconds kDemoTimeout(180);
 
+// The model folder of every test here: the first demo run synthesises the
+// model into it (fresh, as for a user), the later ones reuse it.
+const std::string& SharedModelDir() {
+  static const TempDir dir("lp_demo_model");  // removed at exit
+  static const std::string model = dir.path() + "/model";
+  return model;
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
@@ -39,7 +59,7 @@ std::string ReadFile(const std::string& path) {
 TEST(Demo, DefaultLoadCatchesAndLocalisesTheTamperingProver) {
   TempDir tmp("lp_demo");
   const std::string out = tmp.path() + "/out";
-  const std::string model = tmp.path() + "/model";
+  const std::string& model = SharedModelDir();
   const auto start = std::chrono::steady_clock::now();
   const CommandResult run = RunLayerproof(
       {"demo", "--json", "--out", out, "--model", model}, kDemoTimeout);
@@ -128,6 +148,122 @@ TEST(Demo, DefaultLoadCatchesAndLocalisesTheTamperingProver) {
                      "--out", out, "--model", model},
                     kDemoTimeout);
   EXPECT_EQ(again.exit_code, 0) << again.err;
+}
+
+// grpc.health.v1.Health/Check (the whole server) through a generic stub:
+// the health protos are not generated in this tree, so the empty request
+// and the response (field 1: the ServingStatus enum, SERVING = 1) are
+// handled by hand. Returns the status, or -1 on an RPC error (`rpc`).
+int HealthStatus(const std::shared_ptr<grpc::Channel>& channel,
+                 grpc::Status* rpc) {
+  grpc::ByteBuffer request, response;
+  grpc::Slice empty("");
+  request = grpc::ByteBuffer(&empty, 1);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(10));
+  std::promise<grpc::Status> done;
+  grpc::GenericStub stub(channel);
+  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(),
+                 &request, &response,
+                 [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  *rpc = done.get_future().get();
+  if (!rpc->ok()) return -1;
+  std::vector<grpc::Slice> slices;
+  EXPECT_TRUE(response.Dump(&slices).ok());
+  std::string bytes;
+  for (const grpc::Slice& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  if (bytes.empty()) return 0;  // proto3 default: UNKNOWN
+  if (bytes.size() == 2 && bytes[0] == 0x08) return bytes[1];
+  return -1;
+}
+
+// `demo --keep-running` (README "Demo"): after the summary the nodes keep
+// serving, over mTLS with the demo's certificates, the addresses its
+// grpcurl examples name (on stderr with --json), until SIGTERM; then it
+// shuts down and exits 0. Audit rate 1, so every request of the tamperer
+// is audited and caught.
+TEST(Demo, KeepRunningServesUntilSigterm) {
+  TempDir tmp("lp_demo");
+  const std::string out = tmp.path() + "/out";
+  RunningCommand demo({"demo", "--out", out, "--model", SharedModelDir(),
+                       "--requests", "16", "--audit-rate", "1",
+                       "--keep-running", "--json"});
+  // The examples end with the health check, then a blank line.
+  const bool ready = demo.ReadUntil(
+      [](const std::string&, const std::string& err) {
+        return err.find("grpc.health.v1.Health/Check\n\n") != std::string::npos;
+      },
+      std::chrono::seconds(90));
+  ASSERT_TRUE(ready) << "stdout:\n"
+                     << demo.out() << "\nstderr:\n"
+                     << demo.err();
+
+  // The summary, on stdout, came first.
+  const nlohmann::json j = nlohmann::json::parse(demo.out(), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << demo.out();
+  EXPECT_TRUE(j.at("ok").get<bool>()) << j.dump(2);
+  EXPECT_EQ(j.at("load").at("requests"), 16);
+  EXPECT_TRUE(j.at("tamperer_caught").get<bool>()) << j.dump(2);
+
+  std::smatch m;
+  const std::string& err = demo.err();
+  ASSERT_TRUE(std::regex_search(
+      err, m,
+      std::regex("verifier (127\\.0\\.0\\.1:[0-9]+), prover-1 "
+                 "(127\\.0\\.0\\.1:[0-9]+), prover-2 "
+                 "(127\\.0\\.0\\.1:[0-9]+)")))
+      << err;
+  const std::string verifier = m[1], prover = m[2];
+  EXPECT_NE(err.find(verifier + " layerproof.v1.Audit/ListVerdicts"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find(prover + " layerproof.v1.Inference/Generate"),
+            std::string::npos)
+      << err;
+
+  // The client certificate the examples use, against the demo's CA.
+  rpc::TlsOptions tls;
+  tls.cert_file = out + "/tls/client-1.pem";
+  tls.key_file = out + "/tls/client-1.key";
+  tls.ca_file = out + "/tls/ca.pem";
+  for (const std::string& address : {verifier, prover}) {
+    auto channel = rpc::MakeChannel(address, tls);
+    ASSERT_TRUE(channel.ok()) << channel.status();
+    grpc::Status rpc;
+    EXPECT_EQ(HealthStatus(*channel, &rpc), 1)
+        << address << ": " << rpc.error_message();
+  }
+  auto channel = rpc::MakeChannel(verifier, tls);
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  auto audit = v1::Audit::NewStub(*channel);
+  // The verdicts with `outcome` (unspecified: all): at least one each.
+  for (const v1::VerdictOutcome outcome :
+       {v1::VERDICT_UNSPECIFIED, v1::PASS, v1::FAIL_MISMATCH}) {
+    v1::ListVerdictsRequest request;
+    request.set_outcome(outcome);
+    v1::ListVerdictsResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(10));
+    const grpc::Status s = audit->ListVerdicts(&context, request, &response);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_FALSE(response.verdicts().empty())
+        << v1::VerdictOutcome_Name(outcome);
+  }
+
+  // SIGTERM: a clean shutdown, exit 0 (with --json nothing more is
+  // printed: the summary was the whole of stdout).
+  const std::string summary = demo.out();
+  demo.Signal(SIGTERM);
+  const auto stop = std::chrono::steady_clock::now();
+  const CommandResult done = demo.Wait(std::chrono::seconds(20));
+  EXPECT_EQ(done.exit_code, 0) << "stderr:\n" << done.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - stop, std::chrono::seconds(20));
+  EXPECT_EQ(done.out, summary);
+  EXPECT_EQ(done.err.find("layerproof: demo:"), std::string::npos) << done.err;
 }
 
 TEST(Demo, UsageErrorsExitTwoAndHelpExitsZero) {
