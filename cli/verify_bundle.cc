@@ -253,12 +253,15 @@ int RunVerifyBundle(const std::vector<std::string>& args) {
     }
     trust.prover_keys.push_back(*key);
   }
-  if (absl::StatusOr<v1::EvidenceBundle> b =
-          verifier::ParseEvidenceBundle(*bundle);
-      !b.ok()) {
+  // Parsed once, before the model loads, so that a malformed bundle is
+  // refused at once.
+  absl::StatusOr<v1::EvidenceBundle> message =
+      verifier::ParseEvidenceBundle(*bundle);
+  if (!message.ok()) {
     return BadInput(json, "BUNDLE " + bundle_path + ": " +
-                              std::string(b.status().message()));
+                              std::string(message.status().message()));
   }
+  *bundle = std::string();  // the parsed message holds it all now
 
   kernels::StatusOr<LoadedEngine> loaded =
       LoadEngine(flags.Get("--model"), flags.Get("--backend"),
@@ -274,7 +277,7 @@ int RunVerifyBundle(const std::vector<std::string>& args) {
   std::unique_ptr<ProgressBar> bar;
   absl::StatusOr<verifier::BundleVerification> result =
       verifier::VerifyEvidenceBundle(
-          *bundle, *loaded->engine, model_digest, trust,
+          *std::move(message), *loaded->engine, model_digest, trust,
           [&bar, json](int done, int total, std::string_view step) {
             if (!bar) {
               bar = std::make_unique<ProgressBar>("verifying bundle", total,

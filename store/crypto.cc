@@ -136,35 +136,6 @@ absl::Status WriteAll(int fd, std::string_view data, const std::string& path) {
   return absl::OkStatus();
 }
 
-// Creates `path` exclusively with `mode` (exactly, whatever the umask),
-// writes `data` and syncs it. On failure a file this call created is
-// removed again.
-absl::Status CreateFileExclusive(const std::string& path, std::string_view data,
-                                 mode_t mode) {
-  const int fd =
-      ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode);
-  if (fd < 0) {
-    if (errno == EEXIST) {
-      return absl::AlreadyExistsError(
-          absl::StrCat(path, " already exists; not overwriting it"));
-    }
-    return ErrnoStatus(errno, absl::StrCat("create ", path));
-  }
-  absl::Status status;
-  if (::fchmod(fd, mode) != 0) {
-    status = ErrnoStatus(errno, absl::StrCat("fchmod ", path));
-  }
-  if (status.ok()) status = WriteAll(fd, data, path);
-  if (status.ok() && ::fsync(fd) != 0) {
-    status = ErrnoStatus(errno, absl::StrCat("fsync ", path));
-  }
-  if (::close(fd) != 0 && status.ok()) {
-    status = ErrnoStatus(errno, absl::StrCat("close ", path));
-  }
-  if (!status.ok()) ::unlink(path.c_str());
-  return status;
-}
-
 // Syncs the directory holding `path` so that new entries survive a crash.
 // Filesystems that cannot sync a directory (EINVAL) are not an error.
 absl::Status SyncParentDirectory(const std::string& path) {
@@ -229,6 +200,32 @@ absl::StatusOr<std::string> ReadKeyFile(const std::string& path) {
 }
 
 }  // namespace
+
+absl::Status CreateFileExclusive(const std::string& path, std::string_view data,
+                                 mode_t mode) {
+  const int fd =
+      ::open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, mode);
+  if (fd < 0) {
+    if (errno == EEXIST) {
+      return absl::AlreadyExistsError(
+          absl::StrCat(path, " already exists; not overwriting it"));
+    }
+    return ErrnoStatus(errno, absl::StrCat("create ", path));
+  }
+  absl::Status status;
+  if (::fchmod(fd, mode) != 0) {
+    status = ErrnoStatus(errno, absl::StrCat("fchmod ", path));
+  }
+  if (status.ok()) status = WriteAll(fd, data, path);
+  if (status.ok() && ::fsync(fd) != 0) {
+    status = ErrnoStatus(errno, absl::StrCat("fsync ", path));
+  }
+  if (::close(fd) != 0 && status.ok()) {
+    status = ErrnoStatus(errno, absl::StrCat("close ", path));
+  }
+  if (!status.ok()) ::unlink(path.c_str());
+  return status;
+}
 
 // ---------------------------------------------------------------------------
 // Hex.

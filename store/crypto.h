@@ -12,6 +12,8 @@
 #ifndef LAYERPROOF_STORE_CRYPTO_H_
 #define LAYERPROOF_STORE_CRYPTO_H_
 
+#include <sys/types.h>
+
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -122,6 +124,12 @@ class Ed25519PrivateKey {
 // failure neither file is left behind (an existing one is not touched).
 absl::Status WriteKeyPair(const Ed25519PrivateKey& key,
                           const std::string& prefix);
+// Creates `path` exclusively with `mode` (exactly, whatever the umask),
+// writes `data` and syncs it; AlreadyExists when it exists. On failure a
+// file this call created is removed again. (WriteKeyPair's files, and the
+// demo's certificates and keys.)
+absl::Status CreateFileExclusive(const std::string& path, std::string_view data,
+                                 mode_t mode);
 // Reads a PEM key file (at most 64 KiB). Errors name the path. The private
 // key file's permissions are not checked: keep it 0600, as WriteKeyPair
 // leaves it.

@@ -584,6 +584,15 @@ absl::StatusOr<BundleVerification> VerifyEvidenceBundle(
         progress) {
   LP_ASSIGN_OR_RETURN(v1::EvidenceBundle bundle,
                       ParseEvidenceBundle(bundle_bytes));
+  return VerifyEvidenceBundle(std::move(bundle), engine, model_digest, trust,
+                              progress);
+}
+
+absl::StatusOr<BundleVerification> VerifyEvidenceBundle(
+    v1::EvidenceBundle bundle, const kernels::model::Engine& engine,
+    std::string_view model_digest, const BundleTrust& trust,
+    const std::function<void(int done, int total, std::string_view step)>&
+        progress) {
   return internal::bundle_check::RunChecks(std::move(bundle), engine,
                                            model_digest, trust, progress);
 }

@@ -142,6 +142,14 @@ absl::StatusOr<BundleVerification> VerifyEvidenceBundle(
     std::string_view model_digest, const BundleTrust& trust,
     const std::function<void(int done, int total, std::string_view step)>&
         progress = {});
+// The same for a bundle ParseEvidenceBundle already returned (a caller
+// that parses first, to refuse a malformed bundle before loading a model,
+// need not parse it twice).
+absl::StatusOr<BundleVerification> VerifyEvidenceBundle(
+    v1::EvidenceBundle bundle, const kernels::model::Engine& engine,
+    std::string_view model_digest, const BundleTrust& trust,
+    const std::function<void(int done, int total, std::string_view step)>&
+        progress = {});
 
 }  // namespace layerproof::verifier
 

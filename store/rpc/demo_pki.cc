@@ -1,6 +1,5 @@
 #include "store/rpc/demo_pki.h"
 
-#include <fcntl.h>
 #include <openssl/bio.h>
 #include <openssl/bn.h>
 #include <openssl/err.h>
@@ -11,8 +10,6 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -20,6 +17,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "store/crypto.h"
 
 namespace layerproof::rpc {
 namespace {
@@ -158,33 +156,11 @@ absl::StatusOr<std::string> KeyPem(EVP_PKEY* key) {
   return ToPem(bio.get());
 }
 
-// Writes `contents` to `path` (replacing it) with `mode`.
+// Writes `contents` to `path` (replacing it) with exactly `mode`.
 absl::Status WriteFile(const std::string& path, const std::string& contents,
                        mode_t mode) {
   ::unlink(path.c_str());  // a fresh file gets `mode`; ENOENT is fine
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, mode);
-  if (fd < 0) {
-    return absl::PermissionDeniedError("cannot write " + path + ": " +
-                                       std::strerror(errno));
-  }
-  size_t done = 0;
-  while (done < contents.size()) {
-    const ssize_t n =
-        ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      return absl::DataLossError("cannot write " + path + ": " +
-                                 std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0) {
-    return absl::DataLossError("cannot write " + path + ": " +
-                               std::strerror(errno));
-  }
-  return absl::OkStatus();
+  return store::CreateFileExclusive(path, contents, mode);
 }
 
 absl::Status WritePair(const std::string& dir, const std::string& name,
