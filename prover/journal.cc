@@ -8,31 +8,17 @@
 #include "rocksdb/write_batch.h"
 #include "store/crypto.h"
 #include "store/internal/str_cat.h"
+#include "store/rocksdb_database.h"
 
 namespace layerproof::prover {
 namespace {
 
+using store::SyncWrite;
+using store::ToSlice;
 using store::internal::Cat;
 
 constexpr char kPendingFamily[] = "pending";
 constexpr char kByTimeFamily[] = "by_time";
-
-absl::Status FromRocks(const rocksdb::Status& s, const std::string& what) {
-  if (s.ok()) return absl::OkStatus();
-  const std::string message =
-      Cat("journal: rocksdb ", what, ": ", s.ToString());
-  if (s.IsIOError()) return absl::UnavailableError(message);
-  if (s.IsCorruption()) return absl::DataLossError(message);
-  return absl::InternalError(message);
-}
-
-rocksdb::Slice ToSlice(std::string_view s) { return {s.data(), s.size()}; }
-
-rocksdb::WriteOptions SyncWrite() {
-  rocksdb::WriteOptions w;
-  w.sync = true;
-  return w;
-}
 
 std::string Hex(std::string_view id) {
   return store::HexEncode(store::AsBytes(id));
@@ -61,37 +47,23 @@ bool IsPending(const v1::JournalEntry& e) {
 
 absl::StatusOr<std::unique_ptr<ProverJournal>> ProverJournal::Open(
     const std::string& dir) {
-  rocksdb::DBOptions options;
-  options.create_if_missing = true;
-  options.create_missing_column_families = true;
-  std::vector<rocksdb::ColumnFamilyDescriptor> families;
-  for (const std::string& name :
-       {rocksdb::kDefaultColumnFamilyName, std::string(kPendingFamily),
-        std::string(kByTimeFamily)}) {
-    families.emplace_back(name, rocksdb::ColumnFamilyOptions());
-  }
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* db = nullptr;
-  LP_RETURN_IF_ERROR(
-      FromRocks(rocksdb::DB::Open(options, dir, families, &handles, &db),
-                Cat("open ", dir)));
-  return std::unique_ptr<ProverJournal>(
-      new ProverJournal(std::unique_ptr<rocksdb::DB>(db), std::move(handles)));
+  LP_ASSIGN_OR_RETURN(
+      std::unique_ptr<store::RocksDatabase> db,
+      store::RocksDatabase::Open(
+          dir,
+          {rocksdb::kDefaultColumnFamilyName, std::string(kPendingFamily),
+           std::string(kByTimeFamily)},
+          store::RocksDatabase::Mode::kReadWrite, "journal"));
+  return std::unique_ptr<ProverJournal>(new ProverJournal(std::move(db)));
 }
 
-ProverJournal::ProverJournal(std::unique_ptr<rocksdb::DB> db,
-                             std::vector<rocksdb::ColumnFamilyHandle*> handles)
+ProverJournal::ProverJournal(std::unique_ptr<store::RocksDatabase> db)
     : db_(std::move(db)),
-      handles_(std::move(handles)),
-      entries_(handles_[0]),
-      pending_(handles_[1]),
-      by_time_(handles_[2]) {}
+      entries_(db_->family(0)),
+      pending_(db_->family(1)),
+      by_time_(db_->family(2)) {}
 
-ProverJournal::~ProverJournal() {
-  for (rocksdb::ColumnFamilyHandle* h : handles_) {
-    db_->DestroyColumnFamilyHandle(h);
-  }
-}
+ProverJournal::~ProverJournal() = default;
 
 absl::Status ProverJournal::Put(const v1::JournalEntry& entry) {
   const std::string& id = entry.request_id();
@@ -102,31 +74,31 @@ absl::Status ProverJournal::Put(const v1::JournalEntry& entry) {
   absl::MutexLock lock(&write_mu_);
   std::string existing;
   rocksdb::Status s =
-      db_->Get(rocksdb::ReadOptions(), entries_, ToSlice(id), &existing);
+      db_->db()->Get(rocksdb::ReadOptions(), entries_, ToSlice(id), &existing);
   if (s.ok()) {
     return absl::AlreadyExistsError(
         Cat("journal: request ", Hex(id), " is already journaled"));
   }
-  if (!s.IsNotFound()) return FromRocks(s, Cat("read ", Hex(id)));
+  if (!s.IsNotFound()) return db_->Check(s, Cat("read ", Hex(id)));
   rocksdb::WriteBatch wb;
   wb.Put(entries_, ToSlice(id), entry.SerializeAsString());
   if (IsPending(entry)) wb.Put(pending_, ToSlice(id), rocksdb::Slice());
   wb.Put(by_time_, TimeKey(entry.created_at_unix_nanos(), id),
          rocksdb::Slice());
-  return FromRocks(db_->Write(SyncWrite(), &wb), Cat("write ", Hex(id)));
+  return db_->Check(db_->db()->Write(SyncWrite(), &wb), Cat("write ", Hex(id)));
 }
 
 absl::StatusOr<v1::JournalEntry> ProverJournal::Get(
     std::string_view request_id) const {
   std::string value;
-  rocksdb::Status s =
-      db_->Get(rocksdb::ReadOptions(), entries_, ToSlice(request_id), &value);
+  rocksdb::Status s = db_->db()->Get(rocksdb::ReadOptions(), entries_,
+                                     ToSlice(request_id), &value);
   if (s.IsNotFound()) {
     return absl::NotFoundError(
         Cat("journal: no request ", Hex(request_id),
             " (never served, or older than the retention)"));
   }
-  LP_RETURN_IF_ERROR(FromRocks(s, Cat("read ", Hex(request_id))));
+  LP_RETURN_IF_ERROR(db_->Check(s, Cat("read ", Hex(request_id))));
   v1::JournalEntry entry;
   if (!entry.ParseFromString(value)) {
     return absl::DataLossError(
@@ -144,8 +116,8 @@ absl::Status ProverJournal::Update(
   rocksdb::WriteBatch wb;
   wb.Put(entries_, ToSlice(request_id), entry.SerializeAsString());
   wb.Delete(pending_, ToSlice(request_id));
-  return FromRocks(db_->Write(SyncWrite(), &wb),
-                   Cat(what, " ", Hex(request_id)));
+  return db_->Check(db_->db()->Write(SyncWrite(), &wb),
+                    Cat(what, " ", Hex(request_id)));
 }
 
 absl::Status ProverJournal::SetInclusion(std::string_view request_id,
@@ -166,7 +138,7 @@ absl::Status ProverJournal::MarkRefused(std::string_view request_id,
 absl::StatusOr<std::vector<v1::JournalEntry>> ProverJournal::Pending() const {
   std::vector<v1::JournalEntry> out;
   std::unique_ptr<rocksdb::Iterator> it(
-      db_->NewIterator(rocksdb::ReadOptions(), pending_));
+      db_->db()->NewIterator(rocksdb::ReadOptions(), pending_));
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string_view id(it->key().data(), it->key().size());
     absl::StatusOr<v1::JournalEntry> e = Get(id);
@@ -174,7 +146,7 @@ absl::StatusOr<std::vector<v1::JournalEntry>> ProverJournal::Pending() const {
     LP_RETURN_IF_ERROR(e.status());
     out.push_back(*std::move(e));
   }
-  LP_RETURN_IF_ERROR(FromRocks(it->status(), "scan pending"));
+  LP_RETURN_IF_ERROR(db_->Check(it->status(), "scan pending"));
   return out;
 }
 
@@ -186,7 +158,7 @@ absl::StatusOr<JournalSweep> ProverJournal::DeleteOlderThan(
   rocksdb::WriteBatch wb;
   JournalSweep sweep;
   std::unique_ptr<rocksdb::Iterator> it(
-      db_->NewIterator(rocksdb::ReadOptions(), by_time_));
+      db_->db()->NewIterator(rocksdb::ReadOptions(), by_time_));
   std::string unused;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
     const std::string_view key(it->key().data(), it->key().size());
@@ -195,23 +167,23 @@ absl::StatusOr<JournalSweep> ProverJournal::DeleteOlderThan(
     if (created >= cutoff_unix_nanos) break;
     const rocksdb::Slice id(key.data() + 8, key.size() - 8);
     const rocksdb::Status p =
-        db_->Get(rocksdb::ReadOptions(), pending_, id, &unused);
+        db_->db()->Get(rocksdb::ReadOptions(), pending_, id, &unused);
     if (p.ok()) {
       // Not yet logged: keep it (and its time key) for the submitter.
       if (sweep.pending_kept++ == 0) sweep.oldest_pending_unix_nanos = created;
       continue;
     }
     if (!p.IsNotFound()) {
-      return FromRocks(p, Cat("read pending mark of ",
-                              Hex(std::string_view(id.data(), id.size()))));
+      return db_->Check(p, Cat("read pending mark of ",
+                               Hex(std::string_view(id.data(), id.size()))));
     }
     wb.Delete(entries_, id);
     wb.Delete(by_time_, it->key());
     ++sweep.deleted;
   }
-  LP_RETURN_IF_ERROR(FromRocks(it->status(), "scan by_time"));
+  LP_RETURN_IF_ERROR(db_->Check(it->status(), "scan by_time"));
   if (sweep.deleted == 0) return sweep;
-  LP_RETURN_IF_ERROR(FromRocks(db_->Write(SyncWrite(), &wb), "sweep"));
+  LP_RETURN_IF_ERROR(db_->Check(db_->db()->Write(SyncWrite(), &wb), "sweep"));
   return sweep;
 }
 

@@ -35,9 +35,11 @@
 #include "layerproof/v1/prover_journal.pb.h"
 
 namespace rocksdb {
-class DB;
 class ColumnFamilyHandle;
 }  // namespace rocksdb
+namespace layerproof::store {
+class RocksDatabase;
+}  // namespace layerproof::store
 
 namespace layerproof::prover {
 
@@ -80,14 +82,12 @@ class ProverJournal {
   absl::StatusOr<JournalSweep> DeleteOlderThan(int64_t cutoff_unix_nanos);
 
  private:
-  ProverJournal(std::unique_ptr<rocksdb::DB> db,
-                std::vector<rocksdb::ColumnFamilyHandle*> handles);
+  explicit ProverJournal(std::unique_ptr<store::RocksDatabase> db);
   absl::Status Update(std::string_view request_id, const char* what,
                       const std::function<void(v1::JournalEntry&)>& change);
 
   mutable absl::Mutex write_mu_;
-  std::unique_ptr<rocksdb::DB> db_;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // owned by db_
+  std::unique_ptr<store::RocksDatabase> db_;
   rocksdb::ColumnFamilyHandle* entries_;
   rocksdb::ColumnFamilyHandle* pending_;
   rocksdb::ColumnFamilyHandle* by_time_;

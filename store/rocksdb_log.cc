@@ -13,25 +13,12 @@
 #include "store/internal/log_storage.h"
 #include "store/internal/sequenced_log.h"
 #include "store/internal/str_cat.h"
+#include "store/rocksdb_database.h"
 
 namespace layerproof::store {
 namespace {
 
 using internal::Cat;
-
-absl::Status FromRocks(const rocksdb::Status& s, const std::string& what) {
-  if (s.ok()) return absl::OkStatus();
-  const std::string message = Cat("rocksdb ", what, ": ", s.ToString());
-  if (s.IsNotFound()) return absl::NotFoundError(message);
-  if (s.IsCorruption()) return absl::DataLossError(message);
-  if (s.IsInvalidArgument()) return absl::InvalidArgumentError(message);
-  if (s.IsBusy() || s.IsTryAgain() || s.IsTimedOut()) {
-    return absl::UnavailableError(message);
-  }
-  return absl::InternalError(message);
-}
-
-rocksdb::Slice ToSlice(const std::string& s) { return {s.data(), s.size()}; }
 
 class RocksDbStorage final : public internal::LogStorage {
  public:
@@ -39,30 +26,15 @@ class RocksDbStorage final : public internal::LogStorage {
   // and the directory must hold a log already.
   static absl::StatusOr<std::unique_ptr<RocksDbStorage>> Open(
       const std::string& dir, bool read_only = false) {
-    rocksdb::DBOptions options;
-    options.create_if_missing = !read_only;
-    options.create_missing_column_families = !read_only;
-    std::vector<rocksdb::ColumnFamilyDescriptor> families;
-    for (const char* name : {rocksdb::kDefaultColumnFamilyName.c_str(),
-                             internal::kLeavesFamily, internal::kByHashFamily,
-                             internal::kNodesFamily, internal::kMetaFamily}) {
-      families.emplace_back(name, rocksdb::ColumnFamilyOptions());
-    }
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* db = nullptr;
-    rocksdb::Status s =
-        read_only ? rocksdb::DB::OpenForReadOnly(options, dir, families,
-                                                 &handles, &db)
-                  : rocksdb::DB::Open(options, dir, families, &handles, &db);
-    LP_RETURN_IF_ERROR(FromRocks(s, Cat("open ", dir)));
-    return std::unique_ptr<RocksDbStorage>(
-        new RocksDbStorage(std::unique_ptr<rocksdb::DB>(db), handles));
-  }
-
-  ~RocksDbStorage() override {
-    for (rocksdb::ColumnFamilyHandle* h : handles_) {
-      db_->DestroyColumnFamilyHandle(h);
-    }
+    LP_ASSIGN_OR_RETURN(
+        std::unique_ptr<RocksDatabase> db,
+        RocksDatabase::Open(dir,
+                            {internal::kLeavesFamily, internal::kByHashFamily,
+                             internal::kNodesFamily, internal::kMetaFamily},
+                            read_only ? RocksDatabase::Mode::kReadOnly
+                                      : RocksDatabase::Mode::kReadWrite,
+                            "log"));
+    return std::unique_ptr<RocksDbStorage>(new RocksDbStorage(std::move(db)));
   }
 
   absl::Status Write(const internal::LogBatch& batch) override {
@@ -88,14 +60,14 @@ class RocksDbStorage final : public internal::LogStorage {
                   "put"));
     rocksdb::WriteOptions options = SyncWrite();
     options.sync = batch.sync;
-    return FromRocks(db_->Write(options, &wb),
-                     Cat("write of leaves from ", batch.first_index));
+    return db_->Check(db_->db()->Write(options, &wb),
+                      Cat("write of leaves from ", batch.first_index));
   }
 
   absl::Status WriteCheckpoint(const std::string& note) override {
-    return FromRocks(
-        db_->Put(SyncWrite(), meta_, internal::kCheckpointKey, ToSlice(note)),
-        "write checkpoint");
+    return db_->Check(db_->db()->Put(SyncWrite(), meta_,
+                                     internal::kCheckpointKey, ToSlice(note)),
+                      "write checkpoint");
   }
 
   absl::StatusOr<uint64_t> StoredSize() const override {
@@ -144,34 +116,20 @@ class RocksDbStorage final : public internal::LogStorage {
   }
 
  private:
-  RocksDbStorage(std::unique_ptr<rocksdb::DB> db,
-                 std::vector<rocksdb::ColumnFamilyHandle*> handles)
+  explicit RocksDbStorage(std::unique_ptr<RocksDatabase> db)
       : db_(std::move(db)),
-        handles_(std::move(handles)),
-        leaves_(handles_[1]),
-        by_hash_(handles_[2]),
-        nodes_(handles_[3]),
-        meta_(handles_[4]) {}
-
-  static rocksdb::WriteOptions SyncWrite() {
-    rocksdb::WriteOptions w;
-    w.sync = true;
-    return w;
-  }
+        leaves_(db_->family(0)),
+        by_hash_(db_->family(1)),
+        nodes_(db_->family(2)),
+        meta_(db_->family(3)) {}
 
   absl::StatusOr<std::optional<std::string>> Get(
       rocksdb::ColumnFamilyHandle* family, const std::string& key,
       const std::string& what) const {
-    std::string value;
-    rocksdb::Status s =
-        db_->Get(rocksdb::ReadOptions(), family, ToSlice(key), &value);
-    if (s.IsNotFound()) return std::optional<std::string>();
-    LP_RETURN_IF_ERROR(FromRocks(s, Cat("read ", what)));
-    return std::optional<std::string>(std::move(value));
+    return db_->Get(family, key, what);
   }
 
-  std::unique_ptr<rocksdb::DB> db_;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles_;
+  std::unique_ptr<RocksDatabase> db_;
   rocksdb::ColumnFamilyHandle* leaves_;
   rocksdb::ColumnFamilyHandle* by_hash_;
   rocksdb::ColumnFamilyHandle* nodes_;

@@ -8,10 +8,12 @@
 #include "rocksdb/db.h"
 #include "rocksdb/write_batch.h"
 #include "store/internal/str_cat.h"
+#include "store/rocksdb_database.h"
 
 namespace layerproof::verifier {
 namespace {
 
+using store::ToSlice;
 using store::internal::Cat;
 
 std::string U64Key(uint64_t v) {
@@ -40,8 +42,6 @@ std::string PendingKey(const v1::AuditRecord& r) {
 constexpr char kIndexedKey[] = "m/indexed";
 constexpr char kLastReportKey[] = "m/last_report";
 constexpr size_t kLastReportBytes = 8 + 32 + 8;
-
-rocksdb::Slice ToSlice(const std::string& s) { return {s.data(), s.size()}; }
 
 }  // namespace
 
@@ -95,47 +95,30 @@ void AuditStoreBatch::SetLastReport(const ReportCheckpoint& report) {
 
 absl::StatusOr<std::unique_ptr<AuditStore>> AuditStore::Open(
     const std::string& dir) {
-  rocksdb::Options options;
-  options.create_if_missing = true;
-  rocksdb::DB* db = nullptr;
-  rocksdb::Status s = rocksdb::DB::Open(options, dir, &db);
-  if (!s.ok()) {
-    return absl::UnavailableError(
-        Cat("audit store ", dir, ": cannot open: ", s.ToString()));
-  }
-  return std::unique_ptr<AuditStore>(
-      new AuditStore(std::unique_ptr<rocksdb::DB>(db), dir));
+  LP_ASSIGN_OR_RETURN(
+      std::unique_ptr<store::RocksDatabase> db,
+      store::RocksDatabase::Open(dir, {rocksdb::kDefaultColumnFamilyName},
+                                 store::RocksDatabase::Mode::kReadWrite,
+                                 "audit store"));
+  return std::unique_ptr<AuditStore>(new AuditStore(std::move(db), dir));
 }
 
-AuditStore::AuditStore(std::unique_ptr<rocksdb::DB> db, std::string dir)
+AuditStore::AuditStore(std::unique_ptr<store::RocksDatabase> db,
+                       std::string dir)
     : db_(std::move(db)), dir_(std::move(dir)) {}
 
-AuditStore::~AuditStore() {
-  if (db_ != nullptr) db_->Close().PermitUncheckedError();
-}
+AuditStore::~AuditStore() = default;
 
 absl::Status AuditStore::Write(AuditStoreBatch& batch) {
-  rocksdb::WriteOptions options;
-  options.sync = true;
-  rocksdb::Status s = db_->Write(options, batch.batch_.get());
-  if (!s.ok()) {
-    return absl::InternalError(
-        Cat("audit store ", dir_, ": write: ", s.ToString()));
-  }
+  LP_RETURN_IF_ERROR(db_->Check(
+      db_->db()->Write(store::SyncWrite(), batch.batch_.get()), "write"));
   batch.batch_->Clear();
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::optional<std::string>> AuditStore::Get(
     const std::string& key) const {
-  std::string value;
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), ToSlice(key), &value);
-  if (s.IsNotFound()) return std::optional<std::string>();
-  if (!s.ok()) {
-    return absl::InternalError(
-        Cat("audit store ", dir_, ": read: ", s.ToString()));
-  }
-  return std::optional<std::string>(std::move(value));
+  return db_->Get(db_->family(0), key, "a key");
 }
 
 absl::StatusOr<uint64_t> AuditStore::IndexedSize() const {
@@ -180,13 +163,10 @@ absl::StatusOr<std::optional<bool>> AuditStore::AuditOnDemand(
   using google::protobuf::internal::WireFormatLite;
   const std::string key = Key("a/", audit_seed);
   rocksdb::PinnableSlice value;
-  rocksdb::Status s = db_->Get(
-      rocksdb::ReadOptions(), db_->DefaultColumnFamily(), ToSlice(key), &value);
+  rocksdb::Status s = db_->db()->Get(rocksdb::ReadOptions(), db_->family(0),
+                                     ToSlice(key), &value);
   if (s.IsNotFound()) return std::optional<bool>();
-  if (!s.ok()) {
-    return absl::InternalError(
-        Cat("audit store ", dir_, ": read: ", s.ToString()));
-  }
+  LP_RETURN_IF_ERROR(db_->Check(s, "read an audit"));
   // Scan the record's fields, skipping the others (the openings) unread.
   google::protobuf::io::CodedInputStream in(
       reinterpret_cast<const uint8_t*>(value.data()), int(value.size()));
@@ -217,17 +197,14 @@ absl::StatusOr<std::vector<v1::AuditRecord>> AuditStore::PendingAudits() const {
   std::vector<std::string> seeds;
   {
     std::unique_ptr<rocksdb::Iterator> it(
-        db_->NewIterator(rocksdb::ReadOptions()));
+        db_->db()->NewIterator(rocksdb::ReadOptions(), db_->family(0)));
     for (it->Seek("p/"); it->Valid() && it->key().starts_with("p/");
          it->Next()) {
       const rocksdb::Slice k = it->key();
       if (k.size() < 2 + 8) continue;
       seeds.emplace_back(k.data() + 10, k.size() - 10);
     }
-    if (!it->status().ok()) {
-      return absl::InternalError(
-          Cat("audit store ", dir_, ": scan: ", it->status().ToString()));
-    }
+    LP_RETURN_IF_ERROR(db_->Check(it->status(), "scan"));
   }
   std::vector<v1::AuditRecord> out;
   for (const std::string& seed : seeds) {
@@ -256,17 +233,14 @@ absl::StatusOr<std::vector<uint64_t>> AuditStore::VerdictsOf(
   const std::string prefix = Key("q/", request_id);
   std::vector<uint64_t> out;
   std::unique_ptr<rocksdb::Iterator> it(
-      db_->NewIterator(rocksdb::ReadOptions()));
+      db_->db()->NewIterator(rocksdb::ReadOptions(), db_->family(0)));
   for (it->Seek(ToSlice(prefix));
        it->Valid() && it->key().starts_with(ToSlice(prefix)); it->Next()) {
     if (it->key().size() != prefix.size() + 8) continue;
     out.push_back(
         DecodeU64(std::string_view(it->key().data() + prefix.size(), 8)));
   }
-  if (!it->status().ok()) {
-    return absl::InternalError(
-        Cat("audit store ", dir_, ": scan: ", it->status().ToString()));
-  }
+  LP_RETURN_IF_ERROR(db_->Check(it->status(), "scan"));
   return out;
 }
 
@@ -274,7 +248,7 @@ absl::StatusOr<VerdictPage> AuditStore::ListVerdicts(
     const VerdictFilter& filter, uint64_t start, uint32_t limit) const {
   VerdictPage page;
   std::unique_ptr<rocksdb::Iterator> it(
-      db_->NewIterator(rocksdb::ReadOptions()));
+      db_->db()->NewIterator(rocksdb::ReadOptions(), db_->family(0)));
   const std::string first = Key("v/", U64Key(start));
   for (it->Seek(ToSlice(first)); it->Valid() && it->key().starts_with("v/");
        it->Next()) {
@@ -301,10 +275,7 @@ absl::StatusOr<VerdictPage> AuditStore::ListVerdicts(
     }
     page.leaf_indices.push_back(index);
   }
-  if (!it->status().ok()) {
-    return absl::InternalError(
-        Cat("audit store ", dir_, ": scan: ", it->status().ToString()));
-  }
+  LP_RETURN_IF_ERROR(db_->Check(it->status(), "scan"));
   return page;
 }
 

@@ -47,9 +47,11 @@
 #include "layerproof/v1/verifier_state.pb.h"
 
 namespace rocksdb {
-class DB;
 class WriteBatch;
 }  // namespace rocksdb
+namespace layerproof::store {
+class RocksDatabase;
+}  // namespace layerproof::store
 
 namespace layerproof::verifier {
 
@@ -145,10 +147,10 @@ class AuditStore {
   absl::StatusOr<std::optional<ReportCheckpoint>> LastReport() const;
 
  private:
-  AuditStore(std::unique_ptr<rocksdb::DB> db, std::string dir);
+  AuditStore(std::unique_ptr<store::RocksDatabase> db, std::string dir);
   absl::StatusOr<std::optional<std::string>> Get(const std::string& key) const;
 
-  std::unique_ptr<rocksdb::DB> db_;
+  std::unique_ptr<store::RocksDatabase> db_;
   std::string dir_;
 };
 
