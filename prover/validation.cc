@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "kernels/ref/sampling.h"
 #include "store/commitment.h"
 #include "store/internal/str_cat.h"
 #include "store/status.h"
@@ -15,16 +16,6 @@ using store::internal::Cat;
 
 absl::Status Invalid(std::string_view field, const std::string& detail) {
   return absl::InvalidArgumentError(Cat(field, ": ", detail));
-}
-
-std::string FloatText(float v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  std::string s = std::to_string(v);
-  // "0.500000" -> "0.5"
-  while (s.size() > 1 && s.back() == '0') s.pop_back();
-  if (!s.empty() && s.back() == '.') s.pop_back();
-  return s;
 }
 
 absl::Status CheckIds(std::string_view field,
@@ -40,21 +31,12 @@ absl::Status CheckIds(std::string_view field,
 }
 
 absl::Status CheckSampling(const v1::SamplingParams& s) {
-  const float t = s.temperature();
-  if (!std::isfinite(t) || t < 0) {
-    return Invalid("GenerateRequest.sampling.temperature",
-                   Cat("got ", FloatText(t), ", want finite and >= 0"));
-  }
-  if (s.top_k() < 0) {
-    return Invalid("GenerateRequest.sampling.top_k",
-                   Cat("got ", s.top_k(), ", want >= 0"));
-  }
-  const float p = s.top_p();
-  if (!(p > 0 && p <= 1)) {
-    return Invalid("GenerateRequest.sampling.top_p",
-                   Cat("got ", FloatText(p), ", want 0 < top_p <= 1"));
-  }
-  return absl::OkStatus();
+  kernels::SamplingParams k;
+  k.temperature = s.temperature();
+  k.top_k = s.top_k();
+  k.top_p = s.top_p();
+  return store::ToAbslStatus(
+      kernels::ValidateSamplingParams(k, "GenerateRequest.sampling"));
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "kernels/ref/sampling.h"
 #include "kernels/status.h"
+#include "store/status.h"
 
 namespace layerproof::store {
 namespace {
@@ -96,20 +98,12 @@ bool IsValidUtf8(std::string_view s) {
 }
 
 absl::Status CheckSampling(const v1::SamplingParams& p) {
-  // The ranges of kernels/ref/sampling.h ValidateSamplingParams.
-  if (!(p.temperature() >= 0.0f) || !std::isfinite(p.temperature())) {
-    return Invalid("Commitment.sampling.temperature",
-                   absl::StrCat(p.temperature()), "finite >= 0");
-  }
-  if (p.top_k() < 0) {
-    return Invalid("Commitment.sampling.top_k", absl::StrCat(p.top_k()),
-                   ">= 0");
-  }
-  if (!(p.top_p() > 0.0f && p.top_p() <= 1.0f)) {
-    return Invalid("Commitment.sampling.top_p", absl::StrCat(p.top_p()),
-                   "0 < top_p <= 1 (1: no nucleus cut)");
-  }
-  return absl::OkStatus();
+  kernels::SamplingParams k;
+  k.temperature = p.temperature();
+  k.top_k = p.top_k();
+  k.top_p = p.top_p();
+  return ToAbslStatus(
+      kernels::ValidateSamplingParams(k, "Commitment.sampling"));
 }
 
 absl::Status ValidateStopRuleFields(const v1::Commitment& c);

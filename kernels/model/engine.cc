@@ -125,8 +125,9 @@ StatusOr<SequenceId> Engine::Add(GenerationRequest request) {
                  "got " + std::to_string(request.max_new_tokens) +
                      ", want 1 .. " + std::to_string(kMaxNewTokens));
   }
-  Status sp = ValidateSamplingParams(request.sampling);
-  if (!sp.ok()) return Field("sampling", sp.message());
+  Status sp =
+      ValidateSamplingParams(request.sampling, "GenerationRequest.sampling");
+  if (!sp.ok()) return sp;
   for (int32_t t : request.stop_tokens) {
     if (t < 0 || t >= model_.config().vocab_size) {
       return Field("stop_tokens",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -12,19 +13,35 @@
 
 namespace layerproof::kernels {
 
-Status ValidateSamplingParams(const SamplingParams& p) {
-  if (!(p.temperature >= 0.0f) || !std::isfinite(p.temperature)) {
-    return InvalidArgument("sampling temperature: got " +
-                           std::to_string(p.temperature) +
-                           ", want finite >= 0");
+namespace {
+
+// %g: "-1", "nan", "1.4013e-45".
+std::string FloatText(float v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", static_cast<double>(v));
+  return buf;
+}
+
+Status Invalid(std::string_view field, const char* member,
+               const std::string& got, const char* want) {
+  return InvalidArgument(std::string(field) + "." + member + ": got " + got +
+                         ", want " + want);
+}
+
+}  // namespace
+
+Status ValidateSamplingParams(const SamplingParams& p, std::string_view field) {
+  const float t = p.temperature;
+  if (!(t == 0.0f || (t >= kMinTemperature && t <= kMaxTemperature))) {
+    return Invalid(field, "temperature", FloatText(t),
+                   "0 (greedy) or 0.001..1000");
   }
   if (p.top_k < 0) {
-    return InvalidArgument("sampling top_k: got " + std::to_string(p.top_k) +
-                           ", want >= 0");
+    return Invalid(field, "top_k", std::to_string(p.top_k), ">= 0");
   }
   if (!(p.top_p > 0.0f && p.top_p <= 1.0f)) {
-    return InvalidArgument("sampling top_p: got " + std::to_string(p.top_p) +
-                           ", want 0 < top_p <= 1");
+    return Invalid(field, "top_p", FloatText(p.top_p),
+                   "0 < top_p <= 1 (1: no nucleus cut)");
   }
   return OkStatus();
 }
@@ -49,10 +66,10 @@ StatusOr<int32_t> SampleToken(const float* logits, int64_t vocab,
   } else {
     ref::SoftmaxRow(p.data(), vocab, p.data());
   }
+  // Every entry is NaN exactly when the max is NaN, +inf or -inf (§3.7):
+  // no distribution, so the T -> 0 limit decides (§3.11).
   if (std::isnan(p[0])) {
-    return InvalidArgument(
-        "sampling logits: softmax is NaN (a NaN logit, or "
-        "every logit -inf)");
+    return static_cast<int32_t>(ref::ArgmaxRow(logits, vocab));
   }
 
   // Rank order: probability descending, index ascending on ties — a strict

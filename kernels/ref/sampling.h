@@ -9,6 +9,7 @@
 #define LAYERPROOF_KERNELS_REF_SAMPLING_H_
 
 #include <cstdint>
+#include <string_view>
 
 #include "kernels/backend.h"
 #include "kernels/status.h"
@@ -22,12 +23,27 @@ struct SamplingParams {
   uint64_t seed = 0;
 };
 
-// Checks the parameters; the message names the field, value and range.
-Status ValidateSamplingParams(const SamplingParams& p);
+// The admitted sampling parameters (docs/determinism.md §3.11), the one home
+// of these ranges: the prover's request validation, the engine and the log's
+// commitment validation all call ValidateSamplingParams. Temperature is 0
+// (greedy) or in [kMinTemperature, kMaxTemperature]; the lower bound keeps
+// a prover from committing to a denormal temperature whose logits/T
+// overflows for every row (the sampler is total anyway, §3.11).
+inline constexpr float kMinTemperature = 1e-3f;
+inline constexpr float kMaxTemperature = 1e3f;
 
-// Picks the token at sequence `position` from logits[0..vocab). Fails on
-// invalid params or a NaN in the logits (sampling mode only; greedy ranks
-// NaN first, as Argmax does). `softmax`, when set, computes the
+// Checks the parameters; the message names `field` ("sampling",
+// "Commitment.sampling", ...) with the member, the value and the range, e.g.
+// "Commitment.sampling.temperature: got 1e-45, want 0 (greedy) or
+// 0.001..1000".
+Status ValidateSamplingParams(const SamplingParams& p,
+                              std::string_view field = "sampling");
+
+// Picks the token at sequence `position` from logits[0..vocab). Total over
+// the logits: when the tempered softmax is undefined (a NaN logit, a
+// logit/T that is +inf, or every logit -inf) the token is the greedy argmax
+// of the logits (§3.10), the T -> 0 limit; fails only on invalid params or
+// vocab. `softmax`, when set, computes the
 // probabilities: every backend's Softmax gives ref's bits (the cross-backend
 // tests check it), so the token is the same, only faster than the scalar
 // oracle; null uses ref.

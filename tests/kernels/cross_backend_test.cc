@@ -3,6 +3,8 @@
 // over special values (±0, subnormals, ±inf, NaN, near-overflow).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -210,6 +212,23 @@ TEST_P(CrossBackendTest, SamplerWithBackendSoftmaxDrawsRefsToken) {
         ASSERT_TRUE(want.ok() && got.ok());
         EXPECT_EQ(*got, *want) << "vocab " << vocab << " T " << p.temperature;
       }
+    }
+  }
+  // Rows whose tempered softmax is undefined (§3.11) give ref's token too.
+  for (const float special : {NAN, INFINITY, -INFINITY}) {
+    std::vector<float> logits(1000);
+    for (float& x : logits) x = logit(rng);
+    if (special == -INFINITY) {
+      std::fill(logits.begin(), logits.end(), -INFINITY);
+    } else {
+      logits[417] = special;
+    }
+    for (const SamplingParams& p : params) {
+      auto want = SampleToken(logits.data(), 1000, p, 5);
+      auto got = SampleToken(logits.data(), 1000, p, 5, Fast());
+      ASSERT_TRUE(want.ok() && got.ok());
+      EXPECT_EQ(*got, *want) << "special " << special;
+      EXPECT_EQ(*want, special == -INFINITY ? 0 : 417);
     }
   }
 }

@@ -218,8 +218,36 @@ TEST(SamplingTest, ValidatesParameters) {
   EXPECT_THAT(SampleToken(logits, 3, {1.0f, 0, 0.0f, 0}, 0).status().message(),
               ::testing::HasSubstr("top_p: got 0"));
   EXPECT_FALSE(SampleToken(logits, 0, {1.0f, 0, 1.0f, 0}, 0).ok());
-  const float nan_logits[2] = {1, NAN};
-  EXPECT_FALSE(SampleToken(nan_logits, 2, {1.0f, 0, 1.0f, 0}, 0).ok());
+  // Regression (issue 13): a committed temperature of the smallest denormal
+  // overflowed logits/T, the softmax was NaN and every audit of it erred.
+  // The log now refuses it, and so does the sampler.
+  EXPECT_THAT(
+      SampleToken(logits, 3, {1.4e-45f, 0, 1.0f, 0}, 0).status().message(),
+      ::testing::HasSubstr(
+          "sampling.temperature: got 1.4013e-45, want 0 (greedy) or "
+          "0.001..1000"));
+  EXPECT_FALSE(SampleToken(logits, 3, {1001.0f, 0, 1.0f, 0}, 0).ok());
+  EXPECT_TRUE(SampleToken(logits, 3, {kMinTemperature, 0, 1.0f, 0}, 0).ok());
+  EXPECT_TRUE(SampleToken(logits, 3, {kMaxTemperature, 0, 1.0f, 0}, 0).ok());
+}
+
+// §3.11: where the tempered softmax is undefined the token is the greedy
+// argmax of the logits, so the head is a total function and an audit of
+// any opened h^L computes a token (issue 13: a NaN h^L made audits err).
+TEST(SamplingTest, UndefinedSoftmaxFallsBackToGreedy) {
+  const SamplingParams t1 = {1.0f, 0, 1.0f, 9};
+  const float nan_logits[3] = {1, NAN, 5};
+  EXPECT_EQ(*SampleToken(nan_logits, 3, t1, 0), 1);  // the first NaN
+  const float inf_logits[4] = {1, INFINITY, 5, INFINITY};
+  EXPECT_EQ(*SampleToken(inf_logits, 4, t1, 0), 1);  // the first +inf
+  const float none[3] = {-INFINITY, -INFINITY, -INFINITY};
+  EXPECT_EQ(*SampleToken(none, 3, t1, 0), 0);
+  // logits/T overflows for two of them: the larger logit wins, as T -> 0.
+  const float big[3] = {3e38f, -1.0f, 3.2e38f};
+  EXPECT_EQ(*SampleToken(big, 3, {kMinTemperature, 0, 1.0f, 9}, 0), 2);
+  for (uint64_t pos = 0; pos < 20; ++pos) {
+    EXPECT_EQ(*SampleToken(nan_logits, 3, {0.7f, 2, 0.5f, pos}, pos), 1);
+  }
 }
 
 TEST(SamplingTest, GreedyAndTopKOneAreArgmax) {

@@ -67,12 +67,13 @@ TEST(ValidationTest, GenerateRequestMessages) {
   r.mutable_sampling()->set_temperature(0.5f);
   r.mutable_sampling()->set_top_p(0);
   EXPECT_EQ(Message(r),
-            "GenerateRequest.sampling.top_p: got 0, want 0 < top_p <= 1");
+            "GenerateRequest.sampling.top_p: got 0, want 0 < top_p <= 1 (1: "
+            "no nucleus cut)");
   r.mutable_sampling()->set_top_p(1);
   r.mutable_sampling()->set_temperature(-1);
   EXPECT_EQ(Message(r),
-            "GenerateRequest.sampling.temperature: got -1, want finite and "
-            ">= 0");
+            "GenerateRequest.sampling.temperature: got -1, want 0 (greedy) "
+            "or 0.001..1000");
   r.mutable_sampling()->set_temperature(1);
   r.mutable_sampling()->set_top_k(-2);
   EXPECT_EQ(Message(r), "GenerateRequest.sampling.top_k: got -2, want >= 0");

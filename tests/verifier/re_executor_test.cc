@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -544,6 +545,29 @@ TEST(ReExecutorTest, WrongLastOutputTokenFailsTheHead) {
     EXPECT_EQ(out.verdict.mismatch().expected(), s.commitment.output_digest());
     EXPECT_EQ(out.verdict.mismatch().got(), honest_digest);
   }
+}
+
+// Regression (issue 13): a prover that commits to (and opens) a NaN h^L
+// for a sampled request made the head's softmax NaN, RequestAudit failed
+// with INVALID_ARGUMENT and the audit stayed pending forever. The sampler
+// is total (docs/determinism.md §3.11), so the audit computes and compares.
+TEST(ReExecutorTest, NanHeadInputWithTemperatureIsAVerdictNotAnError) {
+  RequestSpec spec;
+  spec.temperature = 0.8f;
+  spec.top_p = 0.9f;
+  Served s = Honest(spec);
+  std::fill(s.h[L()].begin(), s.h[L()].end(), std::nanf(""));
+  s.commitment.set_layer_hashes(static_cast<int>(L()), HashAll(s, s.h)[L()]);
+  Resign(s);
+  // The head alone: the NaN logits give the greedy fallback's token 0 for
+  // every position, not the honest output.
+  ASSERT_NE(s.output, std::vector<int32_t>(s.output.size(), 0));
+  const AuditOutcome head = RunAudit(s, Plan({1}));
+  ExpectMismatch(head, L() + 1);
+  EXPECT_TRUE(head.verdict.head_checked());
+  // Block L, recomputed from the honest h^(L-1), is not NaN.
+  ExpectMismatch(RunAudit(s, Plan({L()})), L());
+  ExpectMismatch(RunAudit(s, Plan({}, true)), L());
 }
 
 // ------------------------------------------------------- bad openings
