@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "kernels/status.h"
 #include "store/commitment.h"
 
@@ -23,6 +25,13 @@ std::string KeyIdHex(const std::string& key_id) {
 // Debian's Abseil has its own string_view, which StrCat takes.
 absl::string_view Av(std::string_view s) { return {s.data(), s.size()}; }
 
+// Parses `payload` and requires it to be the record's one canonical
+// encoding: what this library's deterministic serialisation of the parsed
+// record, without unknown fields, gives. Anything else (an unknown field,
+// known fields out of order or repeated, a default value written out, a
+// non-minimal varint) would let a second byte string, hence a second log
+// leaf, stand for the same signed record (issue 13: a copy re-encoded and
+// logged first locked the honest prover out of its own request id).
 template <typename Record>
 absl::StatusOr<Record> ParseRecord(std::string_view payload, const char* name) {
   Record record;
@@ -30,6 +39,21 @@ absl::StatusOr<Record> ParseRecord(std::string_view payload, const char* name) {
       !record.ParseFromArray(payload.data(),
                              static_cast<int>(payload.size()))) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": malformed"));
+  }
+  record.DiscardUnknownFields();
+  std::string canonical;
+  {
+    google::protobuf::io::StringOutputStream stream(&canonical);
+    google::protobuf::io::CodedOutputStream out(&stream);
+    out.SetSerializationDeterministic(true);
+    record.SerializeToCodedStream(&out);
+  }
+  if (canonical != payload) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ": not in canonical encoding (got ", payload.size(),
+        " bytes, the canonical re-encoding has ", canonical.size(),
+        "): unknown fields, fields out of order or repeated, or explicit "
+        "defaults are refused so that one record has one encoding"));
   }
   return record;
 }

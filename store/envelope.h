@@ -8,10 +8,12 @@
 // Contract: a record is serialised once. SignEnvelope returns the envelope's
 // bytes and those exact bytes are sent and stored (they are the log's leaf
 // data). VerifyEnvelope checks signatures over the payload exactly as
-// received and returns those bytes; nothing is ever re-serialised before
-// verifying, so unknown fields, field order and encodings a newer writer
-// chose all survive. Malformed, oversized or unsigned input is an error
-// Status naming what is wrong; no input reaches an assert.
+// received and returns those bytes. Every record has one encoding: the
+// envelope, a commitment and a verdict must each be the canonical
+// (deterministic protobuf) serialisation of what they parse to, with no
+// unknown field, so no second byte string (no second leaf) exists for one
+// signed record. Malformed, non-canonical, oversized or unsigned input is an
+// error Status naming what is wrong; no input reaches an assert.
 //
 // Thread safety: the functions are pure. A KeyRing may be read from any
 // number of threads at once; Add needs exclusive access.
@@ -93,6 +95,8 @@ struct VerifiedEnvelope {
 //  - larger than max_bytes: InvalidArgument naming the limit, checked before
 //    anything is parsed;
 //  - not a parseable v1::Envelope: InvalidArgument "Envelope: malformed";
+//  - not the canonical encoding (see above): InvalidArgument "Envelope: not
+//    in canonical encoding ...";
 //  - payload_type other than expected_payload_type, no signatures, more
 //    than kMaxEnvelopeSignatures, a keyid that is not 32 bytes, a sig that
 //    is not 64 bytes, or one key id twice: InvalidArgument naming the field;
@@ -108,7 +112,8 @@ absl::StatusOr<VerifiedEnvelope> VerifyEnvelope(
 
 // Parses a verified payload as a Commitment and validates it
 // (ValidateCommitment). Unparseable bytes: InvalidArgument
-// "Commitment: malformed". Unknown fields are kept, not rejected.
+// "Commitment: malformed"; a non-canonical encoding (unknown fields
+// included): InvalidArgument "Commitment: not in canonical encoding ...".
 absl::StatusOr<v1::Commitment> ParseCommitment(std::string_view payload);
 
 // Parses a verified payload as a Verdict and validates it (ValidateVerdict).

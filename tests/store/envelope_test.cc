@@ -354,38 +354,59 @@ TEST_F(EnvelopeTest, RandomBitFlipsFail) {
   }
 }
 
-// The payload is verified and returned exactly as received: unknown fields
-// and a non-canonical field order a newer writer produced survive.
-TEST_F(EnvelopeTest, PayloadVerifiedAsReceived) {
-  std::string payload = ValidCommitment().SerializeAsString();
-  // Field 1000, varint 42: unknown to this build.
-  payload += std::string("\xc0\x3e\x2a", 3);
-  // A second prover_id field (last one wins when parsed): re-serialising
-  // would drop the first.
-  payload = std::string(
-                "\x12\x03"
-                "old",
-                5) +
-            payload;
-  const std::string env = Sign(payload);
-  auto v = Verify(env);
-  ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(v->payload, payload);
-  auto c = ParseCommitment(v->payload);
-  ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->prover_id(), "prover-eu-1");
-  EXPECT_NE(c->SerializeAsString(), payload);
+// Regression (issue 13, item 5): unknown fields survived parsing and the
+// leaf is the exact bytes, so anyone who saw an envelope could log a
+// re-encoded copy first and lock the honest prover out of its request id.
+// Every record now has one encoding; each variant below is refused.
+TEST_F(EnvelopeTest, NonCanonicalPayloadsAreRefused) {
+  const std::string canonical = ValidCommitment().SerializeAsString();
+  ASSERT_TRUE(ParseCommitment(canonical).ok());
+  const std::vector<std::pair<const char*, std::string>> variants = {
+      // Field 1000, varint 42: unknown to this build.
+      {"unknown field", canonical + std::string("\xc0\x3e\x2a", 3)},
+      // A second prover_id (the last wins when parsed), written first.
+      {"repeated field", std::string("\x12\x03"
+                                     "old",
+                                     5) +
+                             canonical},
+      // prompt_tokens = 0 written out explicitly (field 6, varint).
+      {"explicit default", canonical + std::string("\x30\x00", 2)},
+  };
+  for (const auto& [what, payload] : variants) {
+    SCOPED_TRACE(what);
+    auto v = Verify(Sign(payload));
+    ASSERT_TRUE(v.ok()) << v.status();  // the signature is over these bytes
+    auto c = ParseCommitment(v->payload);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(std::string(c.status().message())
+                    .starts_with("Commitment: not in canonical encoding"))
+        << c.status();
+  }
 }
 
-TEST_F(EnvelopeTest, EnvelopeUnknownFieldsStillVerify) {
+TEST_F(EnvelopeTest, EnvelopeWithUnknownFieldsOrReorderedIsRefused) {
+  const std::string env = Sign("payload");
+  ASSERT_TRUE(Verify(env).ok());
   // Field 15, length-delimited: an envelope extension this build lacks.
-  const std::string env = Sign("payload") + std::string(
-                                                "\x7a\x02"
-                                                "hi",
-                                                4);
-  auto v = Verify(env);
-  ASSERT_TRUE(v.ok()) << v.status();
-  EXPECT_EQ(v->payload, "payload");
+  auto extended = Verify(env + std::string("\x7a\x02"
+                                           "hi",
+                                           4));
+  EXPECT_TRUE(std::string(extended.status().message())
+                  .starts_with("Envelope: not in canonical encoding"))
+      << extended.status();
+  // The same fields in another order.
+  v1::Envelope parsed;
+  ASSERT_TRUE(parsed.ParseFromString(env));
+  v1::Envelope type_only;
+  type_only.set_payload_type(parsed.payload_type());
+  v1::Envelope rest = parsed;
+  rest.clear_payload_type();
+  auto reordered =
+      Verify(rest.SerializeAsString() + type_only.SerializeAsString());
+  EXPECT_TRUE(std::string(reordered.status().message())
+                  .starts_with("Envelope: not in canonical encoding"))
+      << reordered.status();
 }
 
 TEST(KeyRing, AddIsIdempotentAndFindByKeyId) {
@@ -452,10 +473,19 @@ TEST(ParseCommitment, ErrorsNameTheField) {
        [](v1::Commitment& c) {
          c.mutable_sampling()->set_temperature(std::nanf(""));
        },
-       "Commitment.sampling.temperature: got nan, want finite >= 0"},
+       "Commitment.sampling.temperature: got nan, want 0 (greedy) or "
+       "0.001..1000"},
+      // Regression (issue 13): the smallest denormal overflowed logits/T.
+      {"temperature_denormal",
+       [](v1::Commitment& c) {
+         c.mutable_sampling()->set_temperature(1.4e-45f);
+       },
+       "Commitment.sampling.temperature: got 1.4013e-45, want 0 (greedy) or "
+       "0.001..1000"},
       {"temperature_negative",
        [](v1::Commitment& c) { c.mutable_sampling()->set_temperature(-1); },
-       "Commitment.sampling.temperature: got -1, want finite >= 0"},
+       "Commitment.sampling.temperature: got -1, want 0 (greedy) or "
+       "0.001..1000"},
       {"top_k", [](v1::Commitment& c) { c.mutable_sampling()->set_top_k(-1); },
        "Commitment.sampling.top_k: got -1, want >= 0"},
       {"top_p_unset",
