@@ -80,6 +80,8 @@ class LoopbackNodes {
     po.journal_dir = Fresh(dir / "journal");
     po.verifier_address = verifier_address();
     po.verifier_tls.insecure = true;
+    po.log_key = std::make_shared<const store::CheckpointVerifier>(
+        "bench-verifier", verifier_key_->public_key());
     po.insecure = true;
     prover_ =
         Must(prover::ProverNode::Create(std::move(po)), "ProverNode::Create");

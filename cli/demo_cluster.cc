@@ -127,6 +127,8 @@ absl::Status DemoCluster::StartProver(const std::string& id, bool tampers) {
   o.journal_dir = options_.out_dir + "/" + id + "-journal";
   o.verifier_address = verifier_address();
   o.verifier_tls = pki_->Client(id);
+  o.log_key = std::make_shared<const store::CheckpointVerifier>(
+      kVerifierId, verifier_key_->public_key());
   o.max_new_tokens = options_.max_new_tokens;
   o.roles = roles_;
   o.insecure = false;

@@ -35,11 +35,15 @@ constexpr char kServeUsage[] =
     "usage: layerproof serve prover|verifier [flags]\n"
     "\n"
     "layerproof serve prover --model DIR --key KEY --listen ADDR\n"
-    "    --verifier ADDR --journal DIR [--prover-id ID] [--backend B]\n"
+    "    --verifier ADDR --log-key FILE --journal DIR [--verifier-id ID]\n"
+    "    [--prover-id ID] [--backend B]\n"
     "    [--threads N] [--max-sequences N] [--max-new-tokens N]\n"
     "    [--receipt-wait-ms N] [--retention-hours N] [--max-opening-mb N]\n"
     "  Serves Inference and Opening; commits to every request and submits\n"
-    "  the commitments to the verifier's log at --verifier.\n"
+    "  the commitments to the verifier's log at --verifier. Every checkpoint\n"
+    "  the log sends must be signed by --log-key (the verifier's public key,\n"
+    "  PEM; key name and origin layerproof/ID from --verifier-id, default\n"
+    "  verifier-1) and extend the last one before a client sees it.\n"
     "\n"
     "layerproof serve verifier --model DIR --key KEY --db DIR --listen ADDR\n"
     "    --provers FILE [--verifier-id ID] [--audit-rate A]\n"
@@ -56,7 +60,7 @@ constexpr char kServeUsage[] =
     "  --peer-ca FILE      CA of the servers this node calls\n"
     "  --peer-name NAME    name to verify their certificates against\n"
     "  --client-cert FILE --client-key FILE  certificate this node presents\n"
-    "  --insecure          plaintext everywhere (loopback tests, demo)\n"
+    "  --insecure          plaintext everywhere; --listen must be loopback\n"
     "On start one JSON line {\"event\":\"listening\",...} goes to stdout.\n"
     "SIGINT or SIGTERM shuts down gracefully. Exit 0 after a clean\n"
     "shutdown, 1 on a runtime error, 2 on a usage error.\n";
@@ -204,20 +208,22 @@ std::string MissingFlag(const Flags& flags,
 }
 
 int RunServeProver(const std::vector<std::string>& args) {
-  Flags flags(With({"--model", "--key", "--listen", "--verifier", "--journal",
-                    "--prover-id", "--backend", "--threads", "--max-sequences",
-                    "--max-new-tokens", "--receipt-wait-ms",
-                    "--retention-hours", "--max-opening-mb"},
-                   kTransportFlags),
-              {"--insecure", "--help"});
+  Flags flags(
+      With({"--model", "--key", "--listen", "--verifier", "--journal",
+            "--log-key", "--verifier-id", "--prover-id", "--backend",
+            "--threads", "--max-sequences", "--max-new-tokens",
+            "--receipt-wait-ms", "--retention-hours", "--max-opening-mb"},
+           kTransportFlags),
+      {"--insecure", "--help"});
   std::string error;
   if (!flags.Parse(args, &error)) return ServeUsage(error);
   if (flags.Has("--help")) {
     std::fputs(kServeUsage, stdout);
     return 0;
   }
-  if (const std::string missing = MissingFlag(
-          flags, {"--model", "--key", "--listen", "--verifier", "--journal"});
+  if (const std::string missing =
+          MissingFlag(flags, {"--model", "--key", "--listen", "--verifier",
+                              "--journal", "--log-key"});
       !missing.empty()) {
     return ServeUsage(missing);
   }
@@ -240,6 +246,10 @@ int RunServeProver(const std::vector<std::string>& args) {
     return ServeUsage(std::string(transport.status().message()));
   auto key = LoadKey(flags.Get("--key"));
   if (!key.ok()) return Fail("--key", key.status());
+  absl::StatusOr<store::Ed25519PublicKey> log_key =
+      store::ReadPublicKeyFile(flags.Get("--log-key"));
+  if (!log_key.ok()) return Fail("--log-key", log_key.status());
+  const std::string verifier_id = flags.Get("--verifier-id", "verifier-1");
 
   const sigset_t stop_signals = BlockStopSignals();
   // The node builds its own engine (weights are prepared once).
@@ -256,6 +266,11 @@ int RunServeProver(const std::vector<std::string>& args) {
   options.journal_dir = flags.Get("--journal");
   options.verifier_address = flags.Get("--verifier");
   options.verifier_tls = transport->client;
+  // The verifier names its checkpoint key and its log after its id
+  // (verifier_node.cc).
+  options.log_key =
+      std::make_shared<const store::CheckpointVerifier>(verifier_id, *log_key);
+  options.log_origin = "layerproof/" + verifier_id;
   options.engine.max_sequences = *max_sequences;
   options.max_new_tokens = static_cast<uint32_t>(*max_new);
   options.receipt_wait = absl::Milliseconds(*receipt_ms);

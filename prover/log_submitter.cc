@@ -19,16 +19,6 @@ std::string Hex(std::string_view s) {
   return store::HexEncode(store::AsBytes(s));
 }
 
-// The checkpoint body of a signed note: the text before the blank line.
-absl::StatusOr<store::Checkpoint> CheckpointOfNote(const std::string& note) {
-  const size_t blank = note.find("\n\n");
-  if (blank == std::string::npos) {
-    return absl::InvalidArgumentError("checkpoint: no blank line");
-  }
-  return store::ParseCheckpointBody(
-      std::string_view(note).substr(0, blank + 1));
-}
-
 // The inclusion of `envelope` that `result` and `response` state, checked
 // against the checkpoint's root.
 absl::StatusOr<v1::LogInclusion> CheckedInclusion(
@@ -67,6 +57,65 @@ absl::StatusOr<v1::LogInclusion> CheckedInclusion(
 
 }  // namespace
 
+absl::StatusOr<store::Checkpoint> LogSubmitter::AcceptCheckpoint(
+    const std::string& note) {
+  absl::StatusOr<store::Checkpoint> cp =
+      log_key_->Verify(note, expected_origin_);
+  if (!cp.ok()) {
+    return absl::Status(
+        cp.status().code(),
+        Cat("SubmitResponse.checkpoint: ", std::string(cp.status().message())));
+  }
+  const store::Checkpoint& last = last_checkpoint_;
+  if (cp->size < last.size) {
+    return absl::DataLossError(Cat("SubmitResponse.checkpoint: size ", cp->size,
+                                   " is below the last verified checkpoint's ",
+                                   last.size, " (the log went back)"));
+  }
+  if (cp->size == last.size && cp->root != last.root) {
+    return absl::DataLossError(Cat("SubmitResponse.checkpoint: size ", cp->size,
+                                   " with a root other than the last verified"
+                                   " checkpoint's (a forked log)"));
+  }
+  if (cp->size > last.size && last.size > 0) {
+    v1::GetConsistencyProofRequest request;
+    request.set_old_size(last.size);
+    request.set_new_size(cp->size);
+    v1::GetConsistencyProofResponse response;
+    grpc::ClientContext context;
+    context.set_deadline(
+        absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
+    const grpc::Status status =
+        stub_->GetConsistencyProof(&context, request, &response);
+    if (!status.ok()) {
+      return absl::UnavailableError(Cat("Log.GetConsistencyProof(", last.size,
+                                        ", ", cp->size,
+                                        "): ", status.error_message()));
+    }
+    std::vector<store::Sha256Hash> proof;
+    for (const std::string& h : response.proof()) {
+      if (h.size() != 32) {
+        return absl::InvalidArgumentError(
+            Cat("GetConsistencyProofResponse.proof: a hash of ", h.size(),
+                " bytes, want 32"));
+      }
+      store::Sha256Hash x;
+      std::copy(h.begin(), h.end(), x.begin());
+      proof.push_back(x);
+    }
+    absl::Status consistent = store::VerifyConsistency(
+        last.size, cp->size, last.root, cp->root, proof);
+    if (!consistent.ok()) {
+      return absl::DataLossError(
+          Cat("SubmitResponse.checkpoint: size ", cp->size,
+              " is not consistent with the last verified checkpoint (size ",
+              last.size, "): ", std::string(consistent.message())));
+    }
+  }
+  last_checkpoint_ = *cp;
+  return cp;
+}
+
 bool IsTransientSubmitCode(int32_t code) {
   switch (static_cast<absl::StatusCode>(code)) {
     case absl::StatusCode::kUnavailable:
@@ -80,12 +129,17 @@ bool IsTransientSubmitCode(int32_t code) {
   }
 }
 
-LogSubmitter::LogSubmitter(ProverJournal& journal,
-                           std::shared_ptr<grpc::Channel> channel,
-                           LogSubmitterOptions options)
+LogSubmitter::LogSubmitter(
+    ProverJournal& journal, std::shared_ptr<grpc::Channel> channel,
+    std::shared_ptr<const store::CheckpointVerifier> log_key,
+    std::string log_origin, LogSubmitterOptions options)
     : journal_(journal),
       stub_(v1::Log::NewStub(std::move(channel))),
+      log_key_(std::move(log_key)),
+      expected_origin_(std::move(log_origin)),
       options_(options) {
+  last_checkpoint_.size = 0;
+  last_checkpoint_.root = store::EmptyRoot();
   thread_ = std::thread([this] { Loop(); });
   expiry_thread_ = std::thread([this] { ExpiryLoop(); });
 }
@@ -286,10 +340,13 @@ std::vector<LogSubmitter::Item> LogSubmitter::SubmitBatch(
     return batch;
   }
   absl::StatusOr<store::Checkpoint> checkpoint =
-      CheckpointOfNote(response.checkpoint());
+      AcceptCheckpoint(response.checkpoint());
   if (checkpoint.ok()) {
     absl::MutexLock lock(&mu_);
     log_origin_ = checkpoint->origin;
+  } else {
+    rpc::LogEvent("error", "prover.submitter", "bad_checkpoint",
+                  {{"message", std::string(checkpoint.status().message())}});
   }
   std::vector<Item> retry;
   for (size_t i = 0; i < batch.size(); ++i) {

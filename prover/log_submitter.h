@@ -13,6 +13,15 @@
 // Nothing is lost while the log is down: every commitment is in the journal
 // before it is submitted, and Start re-queues the journal's pending entries.
 //
+// Checkpoints: every checkpoint the log sends must carry a valid signature
+// by the configured log key (and, when set, the configured origin) and must
+// extend the last one this submitter accepted: a larger tree is proven
+// consistent with it (Log.GetConsistencyProof, RFC 9162 §2.1.4), an equal
+// size has the same root, and the tree never shrinks. Until a checkpoint
+// passes, nothing it covers is journaled or handed to a client; the batch is
+// retried and a "bad_checkpoint" line is logged (a forged or forked log
+// never reaches a receipt).
+//
 // Receipts: Submit takes a deadline and a callback, called exactly once,
 // on one of the submitter's two threads: with the inclusion if the log
 // acknowledged in time, or with kRefused (the sending thread); otherwise at
@@ -44,6 +53,7 @@
 #include "layerproof/v1/log.grpc.pb.h"
 #include "layerproof/v1/prover_journal.pb.h"
 #include "prover/journal.h"
+#include "store/checkpoint.h"
 
 namespace layerproof::prover {
 
@@ -68,9 +78,11 @@ class LogSubmitter {
   using ReceiptCallback = std::function<void(const ReceiptOutcome&)>;
 
   // `journal` must outlive the submitter. `channel` leads to the Log
-  // service.
+  // service, whose checkpoints must verify under `log_key` (required) with
+  // origin `log_origin` ("" accepts the origin the key signed).
   LogSubmitter(ProverJournal& journal, std::shared_ptr<grpc::Channel> channel,
-               LogSubmitterOptions options = {});
+               std::shared_ptr<const store::CheckpointVerifier> log_key,
+               std::string log_origin, LogSubmitterOptions options = {});
   ~LogSubmitter();  // Stop()
   LogSubmitter(const LogSubmitter&) = delete;
   LogSubmitter& operator=(const LogSubmitter&) = delete;
@@ -111,10 +123,17 @@ class LogSubmitter {
       std::vector<Item> batch,
       std::vector<std::pair<std::string, ReceiptOutcome>>& resolved);
   void Resolve(const std::string& request_id, const ReceiptOutcome& outcome);
+  // Verifies `note` (signature, origin) and that it extends the last
+  // accepted checkpoint, then makes it the last one. Sending thread only.
+  absl::StatusOr<store::Checkpoint> AcceptCheckpoint(const std::string& note);
 
   ProverJournal& journal_;
   std::unique_ptr<v1::Log::Stub> stub_;
+  const std::shared_ptr<const store::CheckpointVerifier> log_key_;
+  const std::string expected_origin_;
   const LogSubmitterOptions options_;
+  // The last checkpoint accepted (size 0: none yet). Sending thread only.
+  store::Checkpoint last_checkpoint_;
 
   mutable absl::Mutex mu_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;

@@ -36,6 +36,9 @@ absl::Status CheckOptions(const ProverOptions& o) {
   if (o.model == nullptr) return invalid("model: required");
   if (o.executor == nullptr) return invalid("executor: required");
   if (o.key == nullptr) return invalid("key: required");
+  if (o.log_key == nullptr) {
+    return invalid("log_key: required (the log's checkpoint key)");
+  }
   if (o.journal_dir.empty()) return invalid("journal_dir: required");
   if (o.verifier_address.empty()) return invalid("verifier_address: required");
   if (o.max_new_tokens < 1) return invalid("max_new_tokens: got 0, want >= 1");
@@ -162,8 +165,8 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   n.journal_handle = std::make_unique<internal::JournalHandle>(n.journal);
   LP_RETURN_IF_ERROR(n.Sweep().status());
   LP_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel, LogChannel(o));
-  n.submitter =
-      std::make_unique<LogSubmitter>(*n.journal, channel, o.submitter);
+  n.submitter = std::make_unique<LogSubmitter>(*n.journal, channel, o.log_key,
+                                               o.log_origin, o.submitter);
   LP_ASSIGN_OR_RETURN(std::vector<v1::JournalEntry> pending,
                       n.journal->Pending());
   if (!pending.empty()) {

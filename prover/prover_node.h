@@ -59,8 +59,13 @@ struct ProverOptions {
   // The verifier's Log service, "host:port". Required.
   std::string verifier_address;
   rpc::TlsOptions verifier_tls;
-  // SubmissionPromise.log_origin; "" uses the origin of the log's latest
-  // checkpoint (empty until the log has answered once).
+  // The log's checkpoint key (name: the verifier id). Every checkpoint the
+  // log sends must verify under it, and extend the last one, before it is
+  // journaled or handed to a client (log_submitter.h). Required.
+  std::shared_ptr<const store::CheckpointVerifier> log_key;
+  // The log's origin: every checkpoint must carry it, and it is
+  // SubmissionPromise.log_origin; "" accepts the origin of the log's latest
+  // verified checkpoint (empty until the log has answered once).
   std::string log_origin;
   kernels::model::EngineOptions engine;
   // Largest GenerateRequest.max_tokens.

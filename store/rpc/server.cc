@@ -1,5 +1,8 @@
 #include "store/rpc/server.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <memory>
 #include <string>
 #include <utility>
@@ -61,6 +64,15 @@ absl::Status ValidateConfig(const ServerConfig& config,
     return absl::InvalidArgumentError(
         "ServerConfig.listen: got \"\", want host:port");
   }
+  // Plaintext turns off every role check (roles.h), Opening.Open's salts
+  // and activations included, so it may only be reachable from this host.
+  if (config.tls.insecure && !IsLoopbackListenAddress(config.listen)) {
+    return absl::InvalidArgumentError(
+        Cat("ServerConfig.listen: got ", config.listen,
+            " with --insecure, want a loopback address (127.0.0.0/8, [::1],"
+            " localhost or a unix: socket): plaintext has no roles, so"
+            " anything else needs --tls-cert and --tls-key"));
+  }
   if (config.max_receive_message_bytes <= 0) {
     return absl::InvalidArgumentError(
         Cat("ServerConfig.max_receive_message_bytes: got ",
@@ -81,6 +93,33 @@ absl::Status ValidateConfig(const ServerConfig& config,
 }
 
 }  // namespace
+
+bool IsLoopbackListenAddress(std::string_view address) {
+  if (address.starts_with("unix:") || address.starts_with("unix-abstract:")) {
+    return true;  // a local socket
+  }
+  std::string host;
+  if (address.starts_with("[")) {
+    const size_t close = address.find(']');
+    if (close == std::string_view::npos) return false;
+    host = std::string(address.substr(1, close - 1));
+  } else {
+    const size_t colon = address.rfind(':');
+    if (colon == std::string_view::npos) return false;
+    host = std::string(address.substr(0, colon));
+  }
+  if (host == "localhost") return true;  // gRPC binds 127.0.0.1 and ::1
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+    if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+  }
+  return false;  // "", 0.0.0.0, [::], a name: maybe reachable from outside
+}
 
 RunningServer::RunningServer(std::unique_ptr<grpc::Server> server, int port,
                              std::vector<std::string> service_names)

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -24,8 +25,15 @@
 
 namespace layerproof::rpc {
 
+// Whether a listen address ("host:port", "[v6]:port", "unix:path") can only
+// be reached from this host: 127.0.0.0/8, ::1 (or v4-mapped 127/8),
+// "localhost", or a unix socket. StartServer refuses a plaintext server
+// (TlsOptions.insecure) on any other address.
+bool IsLoopbackListenAddress(std::string_view address);
+
 struct ServerConfig {
-  // "host:port"; port 0 picks a free one (RunningServer::port).
+  // "host:port"; port 0 picks a free one (RunningServer::port). With
+  // tls.insecure it must be a loopback address (IsLoopbackListenAddress).
   std::string listen = "127.0.0.1:0";
   TlsOptions tls;
   // Largest request and response message, in bytes.

@@ -73,7 +73,8 @@ TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
   NodeProcess prover(
       with({"serve", "prover", "--model", cluster.model_dir(), "--key",
             root + "/prover.key", "--listen", prover_address, "--verifier",
-            verifier.address(), "--journal", root + "/journal"},
+            verifier.address(), "--log-key", root + "/verifier.pub",
+            "--journal", root + "/journal"},
            "prover-1"));
   ASSERT_EQ(prover.address(), prover_address);
 

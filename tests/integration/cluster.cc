@@ -161,6 +161,8 @@ RunningProver& Cluster::StartProver(const ProverSetup& setup) {
   options.journal_dir = p->journal_dir;
   options.verifier_address = verifier_address();
   options.verifier_tls = setup.client_tls;
+  options.log_key = std::make_shared<const store::CheckpointVerifier>(
+      "verifier-1", verifier_key_->public_key());
   options.receipt_wait = setup.receipt_wait;
   options.roles = setup.roles;
   options.insecure = setup.server_tls.insecure;

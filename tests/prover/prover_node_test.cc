@@ -39,7 +39,9 @@ namespace {
 
 namespace model = kernels::model;
 
-// Log.Submit over a MemoryLog; every other method is unimplemented.
+// Log.Submit and Log.GetConsistencyProof over a MemoryLog; every other
+// method is unimplemented. A test may have it forge the checkpoints it
+// sends (set_checkpoint_forgery).
 class FakeLog final : public v1::Log::CallbackService {
  public:
   FakeLog(store::KeyRing keys, std::shared_ptr<store::CheckpointSigner> signer)
@@ -75,8 +77,15 @@ class FakeLog final : public v1::Log::CallbackService {
       r->set_duplicate(appended->duplicate);
       indices.push_back(appended->index);
     }
-    const std::string note = *log_->LatestCheckpoint();
+    std::string note = *log_->LatestCheckpoint();
     const uint64_t size = log_->Size();
+    if (forge_) {
+      store::Checkpoint cp;
+      cp.origin = "test.layerproof/log";
+      cp.size = size;
+      cp.root = *log_->Root(size);
+      note = forge_(cp);
+    }
     response->set_checkpoint(note);
     response->set_tree_size(size);
     for (size_t i = 0; i < indices.size(); ++i) {
@@ -91,6 +100,32 @@ class FakeLog final : public v1::Log::CallbackService {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
     reactor->Finish(grpc::Status::OK);
     return reactor;
+  }
+  grpc::ServerUnaryReactor* GetConsistencyProof(
+      grpc::CallbackServerContext* context,
+      const v1::GetConsistencyProofRequest* request,
+      v1::GetConsistencyProofResponse* response) override {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    auto proof =
+        log_->ConsistencyProof(request->old_size(), request->new_size());
+    if (!proof.ok()) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                   std::string(proof.status().message())));
+      return reactor;
+    }
+    for (const store::Sha256Hash& h : *proof) {
+      response->add_proof(
+          std::string(reinterpret_cast<const char*>(h.data()), h.size()));
+    }
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+  // Submit answers with forge(the true checkpoint) as its note; null: the
+  // log's own. Set before the prover starts submitting.
+  void set_checkpoint_forgery(
+      std::function<std::string(store::Checkpoint)> forge) {
+    absl::MutexLock lock(&mu_);
+    forge_ = std::move(forge);
   }
   uint64_t size() const { return log_->Size(); }
   int submit_calls() const {
@@ -122,6 +157,7 @@ class FakeLog final : public v1::Log::CallbackService {
   std::unique_ptr<store::Log> log_;
   mutable absl::Mutex mu_;
   int submit_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  std::function<std::string(store::Checkpoint)> forge_ ABSL_GUARDED_BY(mu_);
 };
 
 bool PollUntil(const std::function<bool()>& done,
@@ -197,6 +233,8 @@ class ProverNodeTest : public ::testing::Test {
     o.journal_dir = journal_dir_.path();
     o.verifier_address = "127.0.0.1:" + std::to_string(log_port);
     o.verifier_tls.insecure = true;
+    o.log_key = std::make_shared<const store::CheckpointVerifier>(
+        "test-log", signer_->public_key());
     o.log_origin = "test.layerproof/log";
     o.receipt_wait = receipt_wait;
     o.max_opening_bytes = 16 << 10;
@@ -342,6 +380,69 @@ TEST_F(ProverNodeTest, GenerateMatchesEngineWithVerifiableReceipt) {
   ASSERT_TRUE(inference_->ModelInfo(&ctx, {}, &info).ok());
   EXPECT_EQ(info.num_layers(), uint32_t(synth_->model->config().num_layers));
   EXPECT_EQ(info.model_digest(), c.model_digest());
+}
+
+// Regression (issue 13, item 4): the prover parsed only the note body of
+// the log's checkpoints, so a forged checkpoint was journaled and handed to
+// clients. Now a checkpoint signed by another key, or one not consistent
+// with the last verified checkpoint (a forked log signed by the right key),
+// reaches no receipt and no journal entry; the commitment stays pending and
+// is included once the log sends a true checkpoint.
+TEST_F(ProverNodeTest, ForgedOrForkedCheckpointsNeverReachAReceipt) {
+  StartLog();
+  StartProver(log_server_->port(), absl::Milliseconds(500));
+  v1::GenerateResponse first;
+  ASSERT_TRUE(Generate(Request(), &first).ok());
+  ASSERT_TRUE(first.receipt().has_inclusion());  // tree size 1, verified
+
+  auto other = store::CheckpointSigner::Create(
+      "test-log", *store::Ed25519PrivateKey::Generate());
+  ASSERT_TRUE(other.ok());
+  const auto forger =
+      std::make_shared<store::CheckpointSigner>(*std::move(other));
+  const auto true_signer = signer_;
+  struct Forgery {
+    const char* what;
+    std::function<std::string(store::Checkpoint)> forge;
+  };
+  const Forgery forgeries[] = {
+      {"another key",
+       [forger](store::Checkpoint cp) { return *forger->Sign(cp); }},
+      {"a forked root under the log's key",
+       [true_signer](store::Checkpoint cp) {
+         cp.root[0] ^= 1;
+         return *true_signer->Sign(cp);
+       }},
+  };
+  for (const Forgery& f : forgeries) {
+    SCOPED_TRACE(f.what);
+    fake_log_->set_checkpoint_forgery(f.forge);
+    v1::GenerateRequest request = Request();
+    request.set_seed(request.seed() + fake_log_->size());
+    v1::GenerateResponse response;
+    ASSERT_TRUE(Generate(request, &response).ok());
+    // Logged, but the answer carried a bad checkpoint: only a promise.
+    EXPECT_FALSE(response.receipt().has_inclusion());
+    EXPECT_TRUE(response.receipt().has_promise_envelope());
+    v1::GetCommitmentRequest get;
+    get.set_request_id(response.request_id());
+    v1::GetCommitmentResponse got;
+    {
+      grpc::ClientContext ctx;
+      ASSERT_TRUE(opening_->GetCommitment(&ctx, get, &got).ok());
+      EXPECT_FALSE(got.has_inclusion());
+    }
+    EXPECT_GE(node_->pending_submissions(), 1u);
+    // The log mends its ways: the retried submission is included, under
+    // the true key.
+    fake_log_->set_checkpoint_forgery(nullptr);
+    ASSERT_TRUE(PollUntil([&] {
+      grpc::ClientContext ctx;
+      return opening_->GetCommitment(&ctx, get, &got).ok() &&
+             got.has_inclusion();
+    }));
+    ExpectInclusionVerifies(response.commitment_envelope(), got.inclusion());
+  }
 }
 
 TEST_F(ProverNodeTest, StreamingDeliversTheSameTokensAsUnary) {

@@ -420,6 +420,35 @@ TEST(RpcServer, BadConfigIsInvalidArgument) {
             "--tls-cert: required for a server (or --insecure for plaintext)");
 }
 
+// Regression (issue 13, item 10): `--insecure --listen 0.0.0.0` turned off
+// every role check, Opening.Open included, for anyone on the network.
+TEST(RpcServer, InsecureServerListensOnLoopbackOnly) {
+  TestLogService service(Authorizer(RoleMap(), true));
+  for (const char* address : {"0.0.0.0:0", "[::]:0", ":0", "10.1.2.3:0",
+                              "example.com:0", "[::ffff:10.0.0.1]:0"}) {
+    ServerConfig config;
+    config.tls = Insecure();
+    config.listen = address;
+    auto started = StartServer(config, {&service});
+    ASSERT_FALSE(started.ok()) << address;
+    EXPECT_EQ(started.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(std::string(started.status().message())
+                    .starts_with(std::string("ServerConfig.listen: got ") +
+                                 address + " with --insecure"))
+        << started.status();
+  }
+  for (const char* address :
+       {"127.0.0.1:0", "127.3.4.5:0", "[::1]:0", "localhost:0",
+        "[::ffff:127.0.0.1]:0", "unix:/tmp/lp.sock"}) {
+    EXPECT_TRUE(IsLoopbackListenAddress(address)) << address;
+  }
+  ServerConfig loopback;
+  loopback.tls = Insecure();
+  loopback.listen = "127.0.0.1:0";
+  auto started = StartServer(loopback, {&service});
+  EXPECT_TRUE(started.ok()) << started.status();
+}
+
 // --- credentials --------------------------------------------------------
 
 TEST(RpcTls, MissingFileErrorNamesFlagAndPath) {
