@@ -149,6 +149,7 @@ absl::Status AuditScheduler::CatchUp() {
         index_entry.set_outcome(v->outcome());
         index_entry.set_created_at_unix_nanos(v->created_at_unix_nanos());
         index_entry.set_audit_seed(v->audit_seed());
+        index_entry.set_refused_at_submission(!v->has_commitment_leaf_index());
         absl::StatusOr<std::string> prover = ProverIdOf(db, *v);
         if (prover.ok()) index_entry.set_prover_id(*prover);
         batch.PutVerdict(i, index_entry);

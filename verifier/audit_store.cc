@@ -241,7 +241,15 @@ absl::StatusOr<std::vector<uint64_t>> AuditStore::VerdictsOf(
         DecodeU64(std::string_view(it->key().data() + prefix.size(), 8)));
   }
   LP_RETURN_IF_ERROR(db_->Check(it->status(), "scan"));
-  return out;
+  LP_ASSIGN_OR_RETURN(std::optional<uint64_t> logged,
+                      CommitmentIndex(request_id));
+  if (!logged.has_value()) return out;
+  std::vector<uint64_t> own;
+  for (uint64_t index : out) {
+    LP_ASSIGN_OR_RETURN(std::optional<v1::VerdictIndexEntry> e, Verdict(index));
+    if (e.has_value() && !e->refused_at_submission()) own.push_back(index);
+  }
+  return own;
 }
 
 absl::StatusOr<VerdictPage> AuditStore::ListVerdicts(

@@ -131,7 +131,13 @@ class AuditStore {
   absl::StatusOr<std::vector<v1::AuditRecord>> PendingAudits() const;
   absl::StatusOr<std::optional<v1::VerdictIndexEntry>> Verdict(
       uint64_t leaf_index) const;
-  // The verdict leaf indices of one request, ascending.
+  // The verdict leaf indices of one request, ascending. Once a commitment
+  // with this request id is logged, only the verdicts on it: a refusal at
+  // submission names a request id the submitter chose (anyone with a prover
+  // certificate could name another prover's logged request), so it is filed
+  // under its submitter (ListVerdicts by prover) and never shown as that
+  // request's. Otherwise every verdict under the id (the refusals of the
+  // request's own envelopes).
   absl::StatusOr<std::vector<uint64_t>> VerdictsOf(
       std::string_view request_id) const;
   // Verdicts matching `filter` with leaf index >= start, ascending, at most

@@ -191,10 +191,15 @@ TEST(Demo, KeepRunningServesUntilSigterm) {
   RunningCommand demo({"demo", "--out", out, "--model", SharedModelDir(),
                        "--requests", "16", "--audit-rate", "1",
                        "--keep-running", "--json"});
-  // The examples end with the health check, then a blank line.
+  // The examples end with the health check, then a blank line; the summary
+  // goes to stdout first, but the two pipes are read as data arrives, so
+  // wait for both (stderr's marker could be read before the last of
+  // stdout).
   const bool ready = demo.ReadUntil(
-      [](const std::string&, const std::string& err) {
-        return err.find("grpc.health.v1.Health/Check\n\n") != std::string::npos;
+      [](const std::string& out, const std::string& err) {
+        return err.find("grpc.health.v1.Health/Check\n\n") !=
+                   std::string::npos &&
+               !nlohmann::json::parse(out, nullptr, false).is_discarded();
       },
       std::chrono::seconds(90));
   ASSERT_TRUE(ready) << "stdout:\n"

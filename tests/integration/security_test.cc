@@ -4,6 +4,7 @@
 // client certificate.
 #include <gtest/gtest.h>
 
+#include "store/envelope.h"
 #include "store/rpc/roles.h"
 #include "tests/integration/cluster.h"
 #include "tests/rpc/test_certs.h"
@@ -186,6 +187,66 @@ TEST_F(SecureCluster, ForgedSignatureGetsASignatureVerdictAgainstTheSubmitter) {
       cluster_,
       StartSecondProver(cluster_,
                         {.faults = std::make_shared<ForgedSignatureFaults>()}));
+}
+
+// Regression (issue 13, item 6): an authenticated prover-2 sent a
+// bad-signature envelope naming prover-1's logged request id; its
+// FAIL_SIGNATURE verdict was filed under that id, and GetVerdict and
+// GetEvidence for prover-1's request returned prover-2's refusal. The
+// refusal is logged and charged to prover-2, but prover-1's request shows
+// only its own audit.
+TEST_F(SecureCluster, RefusalNamingAnotherProversRequestIsTheSubmitters) {
+  const v1::GenerateResponse r = GenerateOne();
+  ASSERT_TRUE(WaitForAudits(cluster_, 1, absl::Seconds(60)));
+  const uint64_t before = cluster_.LatestCheckpoint().size;  // commit, PASS
+
+  v1::Envelope env;
+  ASSERT_TRUE(env.ParseFromString(r.commitment_envelope()));
+  v1::Commitment c;
+  ASSERT_TRUE(c.ParseFromString(env.payload()));
+  c.set_prover_id("prover-2");
+  auto stranger_key = store::Ed25519PrivateKey::Generate();
+  ASSERT_TRUE(stranger_key.ok());
+  auto forged = store::SignCommitment(c, *stranger_key);
+  ASSERT_TRUE(forged.ok()) << forged.status();
+  auto log = cluster_.LogStub(TestCerts::Get().Client("prover-2"));
+  v1::SubmitRequest request;
+  request.add_envelopes(*forged);
+  v1::SubmitResponse response;
+  grpc::ClientContext context;
+  ASSERT_TRUE(log->Submit(&context, request, &response).ok());
+  ASSERT_EQ(response.results_size(), 1);
+  EXPECT_EQ(response.results(0).code(),
+            static_cast<int>(grpc::StatusCode::PERMISSION_DENIED))
+      << response.results(0).message();
+  // The refusal verdict is logged (and only it).
+  EXPECT_EQ(cluster_.LatestCheckpoint().size, before + 1);
+
+  const std::vector<v1::Verdict> verdicts = cluster_.Verdicts(r.request_id());
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts[0].outcome(), v1::PASS) << verdicts[0].detail();
+  auto audit = cluster_.AuditStub(TestCerts::Get().Client("auditor-1"));
+  v1::GetEvidenceRequest get;
+  get.set_request_id(r.request_id());
+  v1::EvidenceBundle bundle;
+  grpc::ClientContext evidence_context;
+  ASSERT_TRUE(audit->GetEvidence(&evidence_context, get, &bundle).ok());
+  EXPECT_EQ(bundle.commitment_envelope(), r.commitment_envelope());
+
+  // Filed under its submitter.
+  v1::ListVerdictsRequest list;
+  list.set_prover_id("prover-2");
+  v1::ListVerdictsResponse listed;
+  grpc::ClientContext list_context;
+  ASSERT_TRUE(audit->ListVerdicts(&list_context, list, &listed).ok());
+  ASSERT_EQ(listed.verdicts_size(), 1);
+  v1::Envelope verdict_env;
+  ASSERT_TRUE(
+      verdict_env.ParseFromString(listed.verdicts(0).verdict_envelope()));
+  v1::Verdict refusal;
+  ASSERT_TRUE(refusal.ParseFromString(verdict_env.payload()));
+  EXPECT_EQ(refusal.outcome(), v1::FAIL_SIGNATURE);
+  EXPECT_EQ(refusal.refused_submitter(), "prover-2");
 }
 
 TEST_F(SecureCluster, OpeningNeedsTheAuditorRole) {
