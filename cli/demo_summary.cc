@@ -22,9 +22,9 @@ double Choose(uint32_t n, uint32_t k) {
   return c;
 }
 
-const char* const kOutcomes[] = {"PASS",           "FAIL_MISMATCH",
-                                 "FAIL_OPENING",   "FAIL_TIMEOUT",
-                                 "FAIL_SIGNATURE", "FAIL_MODEL"};
+const char* const kOutcomes[] = {
+    "PASS",           "FAIL_MISMATCH", "FAIL_OPENING", "FAIL_TIMEOUT",
+    "FAIL_SIGNATURE", "FAIL_MODEL",    "INCONCLUSIVE"};
 
 std::string Hex(const std::string& bytes) {
   return store::HexEncode(store::AsBytes(bytes));

@@ -320,7 +320,7 @@ absl::Status ValidateVerdict(const v1::Verdict& v) {
       !v1::VerdictOutcome_IsValid(v.outcome())) {
     return Invalid("Verdict.outcome",
                    absl::StrCat(static_cast<int>(v.outcome())),
-                   "PASS or a FAIL_* outcome");
+                   "PASS, a FAIL_* outcome or INCONCLUSIVE");
   }
   if (!v.has_commitment_leaf_index() && v.outcome() != v1::FAIL_SIGNATURE) {
     return Invalid("Verdict.commitment_leaf_index", "absent",

@@ -90,7 +90,8 @@ AuditScheduler::AuditScheduler(AuditSchedulerOptions options,
       provers_(provers),
       re_executor_(re_executor),
       openings_(std::move(openings)),
-      pool_(options_.audit_threads) {}
+      pool_(options_.audit_threads),
+      retry_thread_([this] { RetryLoop(); }) {}
 
 AuditScheduler::~AuditScheduler() {
   Shutdown(absl::InfinitePast()).IgnoreError();
@@ -272,11 +273,14 @@ void AuditScheduler::RunAudit(const std::string& seed,
                               const VerdictCallback& done) {
   std::string request_id;
   absl::StatusOr<v1::VerdictRecord> result = RunAuditOrError(seed, &request_id);
+  if (!result.ok()) {
+    LogAuditError(request_id, seed, result.status());
+    RecordFailedAttempt(seed, result.status());  // while still active
+  }
   {
     absl::MutexLock lock(&active_mu_);
     active_.erase(seed);
   }
-  if (!result.ok()) LogAuditError(request_id, seed, result.status());
   if (!result.ok() && !absl::IsUnavailable(result.status())) {
     absl::MutexLock c(&counters_mu_);
     ++counters_.audit_errors;
@@ -314,6 +318,7 @@ absl::StatusOr<v1::VerdictRecord> AuditScheduler::RunAuditOrError(
         re_executor_.Audit(envelope, record.commitment_leaf_index(), plan,
                            *keys, *openings_, options_.opening_timeout));
     v1::Verdict verdict = std::move(outcome.verdict);
+    ApplyRetentionRule(db, record, envelope, verdict);
     verdict.set_verifier_id(options_.verifier_id);
     verdict.set_created_at_unix_nanos(NowNanos());
     LP_ASSIGN_OR_RETURN(*record.mutable_verdict_envelope(),
@@ -464,6 +469,7 @@ absl::Status AuditScheduler::WaitIdle(absl::Duration timeout) {
 }
 
 absl::Status AuditScheduler::Shutdown(absl::Time deadline) {
+  StopRetries();
   if (pool_.Stop(deadline)) return absl::OkStatus();
   absl::MutexLock lock(&finish_mu_);
   abandoned_ = true;

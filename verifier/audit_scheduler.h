@@ -18,7 +18,16 @@
 // re-appends the same bytes (the log answers with the original index)
 // rather than auditing again. An audit that fails for the verifier's own
 // reasons (an executor error, a prover it cannot reach through no fault of
-// the prover's: re_executor.h) stays pending and is retried at next start.
+// the prover's: re_executor.h) stays pending and is retried (below).
+//
+// Closing (audit_closing.cc): every drawn or requested audit of a logged
+// commitment ends in a signed verdict. A run that fails for the verifier's
+// own reasons counts an attempt (AuditRecord.attempts); pending audits are
+// retried every retry_interval, and the max_audit_attempts-th failure
+// closes the audit with an INCONCLUSIVE verdict naming the last error. An
+// opening that fails (FAIL_OPENING, FAIL_TIMEOUT) more than the prover's
+// registered retention after the verifier logged the commitment is the
+// verifier's lateness: INCONCLUSIVE too, never a failure of the prover.
 //
 // Structured log lines (one JSON object per line on stderr, component
 // "verifier.audits"): "audit_error" for every audit left pending by an
@@ -34,12 +43,15 @@
 #define LAYERPROOF_VERIFIER_AUDIT_SCHEDULER_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -70,6 +82,10 @@ struct AuditSchedulerOptions {
   uint32_t num_layers = 0;
   int audit_threads = 2;
   absl::Duration opening_timeout = absl::Seconds(30);
+  // Runs an audit may fail for the verifier's own reasons before it is
+  // closed INCONCLUSIVE (>= 1), and how often pending audits are retried.
+  uint32_t max_audit_attempts = 5;
+  absl::Duration retry_interval = absl::Seconds(30);
 };
 
 struct AuditCounters {
@@ -78,7 +94,7 @@ struct AuditCounters {
   uint64_t audits_done = 0;          // verdicts logged by this process
   uint64_t audit_errors = 0;         // audits left pending by an error
   // Verdicts indexed since start, by v1::VerdictOutcome value.
-  std::array<uint64_t, 7> verdicts{};
+  std::array<uint64_t, v1::VerdictOutcome_ARRAYSIZE> verdicts{};
 };
 
 class AuditScheduler {
@@ -162,6 +178,20 @@ class AuditScheduler {
                                    std::string_view submitter);
   void LockRefusal(const std::string& leaf_hash);
   void UnlockRefusal(const std::string& leaf_hash);
+  // audit_closing.cc (see "Closing" above). ApplyRetentionRule turns a
+  // failed opening past the prover's retention into INCONCLUSIVE.
+  void ApplyRetentionRule(const internal::Dbs& db,
+                          const v1::AuditRecord& record,
+                          const std::string& commitment_envelope,
+                          v1::Verdict& verdict) const;
+  // Counts a failed run of the audit `seed` (while its seed is active),
+  // closing it at max_audit_attempts; errors are logged, not returned.
+  void RecordFailedAttempt(const std::string& seed, const absl::Status& error);
+  absl::Status RecordFailedAttemptOrError(const std::string& seed,
+                                          const absl::Status& error);
+  // The retry thread: ResumePending every retry_interval until stopped.
+  void RetryLoop();
+  void StopRetries();
 
   const AuditSchedulerOptions options_;
   const std::shared_ptr<internal::DbHandles> dbs_;
@@ -188,7 +218,15 @@ class AuditScheduler {
   mutable absl::Mutex counters_mu_;
   AuditCounters counters_ ABSL_GUARDED_BY(counters_mu_);
 
+  // Set at Shutdown: failures after it are not attempts.
+  std::atomic<bool> stopping_{false};
+  absl::Mutex retry_mu_;
+  bool stop_retries_ ABSL_GUARDED_BY(retry_mu_) = false;
+  std::once_flag retry_joined_;
+
   rpc::TaskPool pool_;
+  // Last: started once everything it uses exists.
+  std::thread retry_thread_;
 };
 
 }  // namespace layerproof::verifier

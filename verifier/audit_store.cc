@@ -253,7 +253,9 @@ absl::StatusOr<std::vector<uint64_t>> AuditStore::VerdictsOf(
 }
 
 absl::StatusOr<VerdictPage> AuditStore::ListVerdicts(
-    const VerdictFilter& filter, uint64_t start, uint32_t limit) const {
+    const VerdictFilter& filter, uint64_t start, uint32_t limit,
+    uint64_t max_scanned) const {
+  uint64_t scanned = 0;
   VerdictPage page;
   std::unique_ptr<rocksdb::Iterator> it(
       db_->db()->NewIterator(rocksdb::ReadOptions(), db_->family(0)));
@@ -262,10 +264,11 @@ absl::StatusOr<VerdictPage> AuditStore::ListVerdicts(
        it->Next()) {
     if (it->key().size() != 10) continue;
     const uint64_t index = DecodeU64(std::string_view(it->key().data() + 2, 8));
-    if (page.leaf_indices.size() >= limit) {
+    if (page.leaf_indices.size() >= limit || scanned >= max_scanned) {
       page.next = index;
       break;
     }
+    ++scanned;
     v1::VerdictIndexEntry e;
     if (!e.ParseFromArray(it->value().data(), int(it->value().size()))) {
       return absl::DataLossError(Cat("audit store ", dir_,

@@ -141,10 +141,14 @@ class AuditStore {
   absl::StatusOr<std::vector<uint64_t>> VerdictsOf(
       std::string_view request_id) const;
   // Verdicts matching `filter` with leaf index >= start, ascending, at most
-  // `limit` (>= 1).
-  absl::StatusOr<VerdictPage> ListVerdicts(const VerdictFilter& filter,
-                                           uint64_t start,
-                                           uint32_t limit) const;
+  // `limit` (>= 1), examining at most `max_scanned` index entries: a filter
+  // that matches little returns a short (even empty) page with `next` set
+  // where it stopped, so every call does bounded work (ListVerdicts is open
+  // to anyone).
+  absl::StatusOr<VerdictPage> ListVerdicts(
+      const VerdictFilter& filter, uint64_t start, uint32_t limit,
+      uint64_t max_scanned = kMaxVerdictsScanned) const;
+  static constexpr uint64_t kMaxVerdictsScanned = 10000;
   // The audit seed of the FAIL_SIGNATURE verdict of a refused envelope.
   absl::StatusOr<std::optional<std::string>> Refusal(
       std::string_view leaf_hash) const;

@@ -162,6 +162,12 @@ BundleCheckResult CheckReExecution(Parts& p,
   }
   const v1::Verdict& v = *p.verdict;
   const v1::EvidenceBundle& b = p.bundle;
+  if (v.outcome() == v1::INCONCLUSIVE) {
+    return NotApplicable(
+        "INCONCLUSIVE: the verifier closed the audit without a finding (its "
+        "own errors, or an opening asked for after the prover's retention); "
+        "the verdict is authentic but there is nothing to re-derive");
+  }
   if (v.outcome() == v1::FAIL_TIMEOUT) {
     return NotApplicable(
         "FAIL_TIMEOUT: the opening never arrived, so nothing can be "

@@ -16,6 +16,8 @@ namespace {
 using store::internal::Cat;
 
 constexpr size_t kMaxRegistryBytes = 1 << 20;
+// As serve prover's --retention-hours (ten years).
+constexpr int64_t kMaxRetentionHours = 24 * 3650;
 
 absl::Status Invalid(std::string_view source, std::string_view field,
                      std::string_view problem) {
@@ -48,10 +50,19 @@ absl::StatusOr<std::vector<ProverRegistration>> ParseProverRegistry(
     const nlohmann::json& p = provers[i];
     if (!p.is_object()) return Invalid(source, at, "want an object");
     for (const auto& [key, value] : p.items()) {
-      if (key != "id" && key != "public_key_file" && key != "opening_address") {
+      if (key != "id" && key != "public_key_file" && key != "opening_address" &&
+          key != "retention_hours") {
         return Invalid(source, Cat(at, ".", key),
-                       "unknown key, want id, public_key_file or "
-                       "opening_address");
+                       "unknown key, want id, public_key_file, "
+                       "opening_address or retention_hours");
+      }
+      if (key == "retention_hours") {
+        if (!value.is_number_integer() || value.get<int64_t>() < 1 ||
+            value.get<int64_t>() > kMaxRetentionHours) {
+          return Invalid(source, Cat(at, ".retention_hours"),
+                         Cat("want an integer 1..", kMaxRetentionHours));
+        }
+        continue;
       }
       if (!value.is_string()) {
         return Invalid(source, Cat(at, ".", key), "want a string");
@@ -95,6 +106,9 @@ absl::StatusOr<std::vector<ProverRegistration>> ParseProverRegistry(
     }
     if (p.contains("opening_address")) {
       r.opening_address = p["opening_address"].get<std::string>();
+    }
+    if (p.contains("retention_hours")) {
+      r.retention = absl::Hours(p["retention_hours"].get<int64_t>());
     }
     out.push_back(std::move(r));
   }

@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "store/crypto.h"
 #include "store/envelope.h"
 #include "store/rpc/tls.h"
@@ -40,6 +41,12 @@ struct ProverRegistration {
   std::string opening_address;
   // Client-side TLS toward this prover (the verifier's outbound TLS).
   rpc::TlsOptions opening_tls;
+  // How long the prover keeps what it needs to open a commitment (its
+  // --retention-hours; provers.json "retention_hours", default 168). An
+  // opening that fails later than this after the verifier logged the
+  // commitment is the verifier's lateness, not the prover's fault: the
+  // audit is INCONCLUSIVE, not FAIL_OPENING (docs/protocol.md "Retention").
+  absl::Duration retention = absl::Hours(24 * 7);
 };
 
 // Reads the registry file at `path`. Every error names the file and the

@@ -47,13 +47,14 @@
 //
 // Prover misbehaviour is always a verdict, never an error; a verdict's
 // detail is in the verifier's words (never text the prover chose). Audit
-// fails only for the verifier's own faults, and the audit then stays
-// pending: an executor error, a bad plan (InvalidArgument naming AuditPlan's
-// field), a commitment longer than this engine's max_context but within the
-// model's max_positions (FailedPrecondition: configure a longer context to
-// audit it), or an opening source that cannot reach the prover for reasons
-// of the verifier's (OpeningUnavailableToVerifier, or Unavailable: see
-// OpeningSource::Open).
+// fails only for the verifier's own faults (the scheduler then retries the
+// audit, and closes it INCONCLUSIVE after bounded attempts:
+// audit_scheduler.h "Closing"): an executor error, a bad plan
+// (InvalidArgument naming AuditPlan's field), a commitment longer than this
+// engine's max_context but within the model's max_positions
+// (FailedPrecondition: configure a longer context to audit it), or an opening
+// source that cannot reach the prover for reasons of the verifier's
+// (OpeningUnavailableToVerifier, or Unavailable: see OpeningSource::Open).
 // Thread safety: Audit is const and may run on many threads at once (the
 // engine's Embed / RunBlock / RunHead / Forward are const).
 #ifndef LAYERPROOF_VERIFIER_RE_EXECUTOR_H_

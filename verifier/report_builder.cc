@@ -19,7 +19,7 @@ namespace {
 using internal::Hex;
 using store::internal::Cat;
 
-constexpr int kOutcomes = 7;  // v1::VerdictOutcome values 0..6
+constexpr int kOutcomes = v1::VerdictOutcome_ARRAYSIZE;  // values 0..max
 
 // A commitment created in the window (and matching the prover filter).
 struct Logged {
@@ -53,6 +53,10 @@ enum class Kind { kDrawn, kOnDemand, kRefusal };
 
 void CountVerdict(Tally& t, Kind kind, v1::VerdictOutcome outcome,
                   double fraction) {
+  if (int(outcome) > 0 && int(outcome) < kOutcomes) ++t.verdicts[outcome];
+  // Closed without a re-execution (v1::INCONCLUSIVE): no audit took place,
+  // so it is neither a failure nor part of the detection bounds.
+  if (outcome == v1::INCONCLUSIVE) return;
   ++t.audits;
   switch (kind) {
     case Kind::kDrawn:
@@ -66,7 +70,6 @@ void CountVerdict(Tally& t, Kind kind, v1::VerdictOutcome outcome,
       ++t.refused_submissions;
       break;
   }
-  if (int(outcome) > 0 && int(outcome) < kOutcomes) ++t.verdicts[outcome];
   if (outcome != v1::PASS) ++t.failures;
 }
 
@@ -273,7 +276,7 @@ absl::StatusOr<nlohmann::json> BuildReport(const store::Log& log,
       fraction = std::min(1.0, double(v->audited_layers_size()) /
                                    double(commitment->num_layers));
     }
-    if (commitment != nullptr) {
+    if (commitment != nullptr && v->outcome() != v1::INCONCLUSIVE) {
       commitment->audited = true;
       if (kind == Kind::kDrawn) commitment->drawn = true;
     }
@@ -282,6 +285,7 @@ absl::StatusOr<nlohmann::json> BuildReport(const store::Log& log,
     CountVerdict(by_model[model_digest], kind, v->outcome(), fraction);
     const size_t b =
         size_t(uint64_t(when - in.from_unix_nanos) / uint64_t(bucket));
+    if (v->outcome() == v1::INCONCLUSIVE) continue;  // counted, not a finding
     if (b < timeline.size()) {
       (v->outcome() == v1::PASS ? timeline[b].first : timeline[b].second)++;
     }

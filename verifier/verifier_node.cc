@@ -62,6 +62,13 @@ absl::Status ValidateOptions(const VerifierOptions& o) {
   if (o.submit_threads < 1 || o.submit_threads > 1024) {
     return Invalid("submit_threads", Cat(o.submit_threads), "1..1024");
   }
+  if (o.max_audit_attempts < 1 || o.max_audit_attempts > 1000) {
+    return Invalid("max_audit_attempts", Cat(o.max_audit_attempts), "1..1000");
+  }
+  if (o.audit_retry_interval <= absl::ZeroDuration()) {
+    return Invalid("audit_retry_interval",
+                   absl::FormatDuration(o.audit_retry_interval), "> 0");
+  }
   if (o.opening_timeout <= absl::ZeroDuration()) {
     return Invalid("opening_timeout", absl::FormatDuration(o.opening_timeout),
                    "> 0");
@@ -151,6 +158,8 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
   scheduler_options.num_layers = num_layers;
   scheduler_options.audit_threads = options.audit_threads;
   scheduler_options.opening_timeout = options.opening_timeout;
+  scheduler_options.max_audit_attempts = options.max_audit_attempts;
+  scheduler_options.retry_interval = options.audit_retry_interval;
   node->scheduler_ = std::make_unique<AuditScheduler>(
       std::move(scheduler_options), node->dbs_, *node->provers_,
       *node->re_executor_, node->openings_);

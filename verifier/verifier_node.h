@@ -36,6 +36,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/impl/service_type.h"
 #include "kernels/model/engine.h"
+#include "layerproof/v1/records.pb.h"
 #include "store/crypto.h"
 #include "store/log.h"
 #include "store/rpc/roles.h"
@@ -83,6 +84,11 @@ struct VerifierOptions {
   int submit_threads = 32;
   // How long an opening may take to arrive.
   absl::Duration opening_timeout = absl::Seconds(30);
+  // Runs an audit may fail for the verifier's own reasons before it is
+  // closed INCONCLUSIVE (1..1000), and how often pending audits are retried
+  // (audit_scheduler.h "Closing").
+  uint32_t max_audit_attempts = 5;
+  absl::Duration audit_retry_interval = absl::Seconds(30);
   // Largest envelope the log accepts.
   size_t max_leaf_bytes = 1 << 20;
   // Largest EvidenceBundle GetEvidence returns (RESOURCE_EXHAUSTED naming
@@ -107,7 +113,7 @@ struct VerifierCounters {
   uint64_t audits_queued = 0;
   uint64_t audits_running = 0;
   // Verdicts indexed since start, by v1::VerdictOutcome value.
-  std::array<uint64_t, 7> verdicts{};
+  std::array<uint64_t, v1::VerdictOutcome_ARRAYSIZE> verdicts{};
 };
 
 class VerifierNode {

@@ -678,12 +678,14 @@ TEST(ParseVerdict, ErrorsNameTheField) {
        "Verdict.request_id: got 0 bytes, want 16"},
       {"outcome",
        [](v1::Verdict& v) { v.set_outcome(v1::VERDICT_UNSPECIFIED); },
-       "Verdict.outcome: got 0, want PASS or a FAIL_* outcome"},
+       "Verdict.outcome: got 0, want PASS, a FAIL_* outcome or "
+       "INCONCLUSIVE"},
       {"outcome_unknown",
        [](v1::Verdict& v) {
          v.set_outcome(static_cast<v1::VerdictOutcome>(42));
        },
-       "Verdict.outcome: got 42, want PASS or a FAIL_* outcome"},
+       "Verdict.outcome: got 42, want PASS, a FAIL_* outcome or "
+       "INCONCLUSIVE"},
       {"mismatch_on_pass",
        [](v1::Verdict& v) { v.mutable_mismatch()->set_layer(1); },
        "Verdict.mismatch: got present, want absent for PASS"},

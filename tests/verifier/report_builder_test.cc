@@ -342,6 +342,26 @@ TEST(ReportBuilderTest, RealisedRateCountsOnlyDrawnAudits) {
             1.0 / double(TheWorld().layers));
 }
 
+// An audit the verifier closed without re-executing (v1::INCONCLUSIVE: its
+// own errors, or an opening past the prover's retention) is counted apart:
+// not an audit, not a failure, in no detection bound.
+TEST(ReportBuilderTest, InconclusiveIsCountedApartFromAuditsAndFailures) {
+  Fixture f;
+  const uint64_t a = f.Commit("prover-1", kT0 + kSecond);
+  const uint64_t b = f.Commit("prover-1", kT0 + kSecond);
+  f.Judge(a, v1::PASS, {1}, /*on_demand=*/false);
+  f.Judge(b, v1::INCONCLUSIVE, {2}, /*on_demand=*/false);
+  const nlohmann::json r = f.Build(kT0, kT0 + 10 * kSecond);
+  const nlohmann::json& t = r["totals"];
+  EXPECT_EQ(t["verdicts"]["INCONCLUSIVE"], 1);
+  EXPECT_EQ(t["verdicts"]["PASS"], 1);
+  EXPECT_EQ(t["audits"], 1);
+  EXPECT_EQ(t["failures"], 0);
+  EXPECT_EQ(t["audited_commitments"], 1);
+  EXPECT_EQ(r["detection"]["drawn_audits"], 1);
+  EXPECT_TRUE(r["failures"].empty());
+}
+
 // Regression: reports windowed commitments by the prover-chosen created_at,
 // so a prover stamping 1970 dropped out of every window around now.
 TEST(ReportBuilderTest, WindowsCommitmentsByTheVerifiersTimeOfLogging) {

@@ -170,6 +170,10 @@ struct NodeSetup {
   // prover-1's Opening service ("": none registered).
   std::string opening_address{};
   size_t max_evidence_bytes = 0;  // 0: the default
+  // Closing (audit_scheduler.h): attempts, retries, prover-1's retention.
+  uint32_t max_audit_attempts = 5;
+  absl::Duration retry_interval = absl::Seconds(30);
+  absl::Duration prover_retention = absl::Hours(24 * 7);
 };
 
 // A running verifier node and stubs for its services.
@@ -189,7 +193,10 @@ class Verifier {
     rpc::TlsOptions opening_tls;
     opening_tls.insecure = true;
     o.provers.push_back({"prover-1", ProverKey().public_key(),
-                         setup.opening_address, opening_tls});
+                         setup.opening_address, opening_tls,
+                         setup.prover_retention});
+    o.max_audit_attempts = setup.max_audit_attempts;
+    o.audit_retry_interval = setup.retry_interval;
     o.provers.push_back({"prover-2", Prover2Key().public_key(), "", {}});
     o.policy.rate = setup.rate;
     o.policy.layers_per_audit = 1;
@@ -866,6 +873,67 @@ TEST(VerifierNodeTest, ProverWithoutOpeningAddressLeavesTheAuditPending) {
             v1::PASS);
   v.Stop(absl::Seconds(5)).IgnoreError();
   prover->Shutdown(std::chrono::milliseconds(0));
+}
+
+// Regression (issue 13, item 1): an audit the verifier's own errors left
+// pending stayed pending forever. It is retried every retry_interval and
+// closed with a signed INCONCLUSIVE verdict at max_audit_attempts.
+TEST(VerifierNodeTest, AuditTheVerifierCannotRunEndsInconclusive) {
+  TempDir dir;
+  Served s = Serve(ProverKey(), "prover-1");
+  NodeSetup setup;  // no opening address for prover-1: the verifier's gap
+  setup.max_audit_attempts = 3;
+  setup.retry_interval = absl::Milliseconds(50);
+  ::testing::internal::CaptureStderr();
+  Verifier v(dir.path(), setup);
+  ASSERT_EQ(v.SubmitOne(s.envelope).code(), 0);
+  v1::GetVerdictResponse verdicts;
+  ASSERT_TRUE(Eventually([&] {
+    verdicts.Clear();
+    return v.GetVerdict(s.request_id, &verdicts).ok() &&
+           verdicts.verdicts_size() == 1;
+  }));
+  ::testing::internal::GetCapturedStderr();
+  const v1::Verdict verdict =
+      v.OpenVerdict(verdicts.verdicts(0).verdict_envelope());
+  EXPECT_EQ(verdict.outcome(), v1::INCONCLUSIVE);
+  EXPECT_NE(verdict.detail().find("in 3 attempts"), std::string::npos)
+      << verdict.detail();
+  EXPECT_NE(verdict.detail().find("without an Opening address"),
+            std::string::npos)
+      << verdict.detail();
+  EXPECT_TRUE(
+      Eventually([&] { return v.node().counters().audit_errors == 3; }));
+  EXPECT_EQ(v.node().counters().verdicts[v1::INCONCLUSIVE], 1u);
+  EXPECT_EQ(v.node().log()->Size(), 2u);  // the commitment and the verdict
+}
+
+// Regression (issue 13, item 8): a verifier down longer than the prover's
+// retention asked for the opening, got NOT_FOUND and recorded FAIL_OPENING
+// against an honest prover. Past the registered retention (measured from
+// the verifier's own logging time) a failed opening is the verifier's
+// lateness; within it (FailedOpeningIsAFailOpeningVerdict) it stays a
+// failure of the prover.
+TEST(VerifierNodeTest, FailedOpeningPastTheRetentionIsInconclusive) {
+  TempDir dir;
+  NodeSetup setup;
+  setup.openings = std::make_shared<HonestOpenings>();  // knows no request
+  setup.prover_retention = absl::Nanoseconds(1);
+  Verifier v(dir.path(), setup);
+  Served s = Serve(ProverKey(), "prover-1");
+  ASSERT_EQ(v.SubmitOne(s.envelope).code(), 0);
+  ASSERT_TRUE(v.node().WaitIdle(absl::Seconds(60)).ok());
+  v1::GetVerdictResponse verdicts;
+  ASSERT_TRUE(v.GetVerdict(s.request_id, &verdicts).ok());
+  ASSERT_EQ(verdicts.verdicts_size(), 1);
+  const v1::Verdict verdict =
+      v.OpenVerdict(verdicts.verdicts(0).verdict_envelope());
+  EXPECT_EQ(verdict.outcome(), v1::INCONCLUSIVE);
+  EXPECT_NE(verdict.detail().find("past prover \"prover-1\"'s retention"),
+            std::string::npos)
+      << verdict.detail();
+  EXPECT_NE(verdict.detail().find("FAIL_OPENING"), std::string::npos);
+  EXPECT_EQ(v.node().counters().verdicts[v1::FAIL_OPENING], 0u);
 }
 
 // Regression: the verifier's engine could be shorter than the model, so

@@ -53,6 +53,26 @@ TEST(ProverRegistryTest, LoadsRelativeKeyFilesAndRefusesDuplicates) {
       << missing.status();
   Write(file, R"({"provers":[{"id":"a","key":"x"}]})");
   EXPECT_FALSE(LoadProverRegistry(file).ok());
+
+  // The retention the audit's fault rule uses (docs/protocol.md).
+  Write(file, R"({"provers":[{"id":"a","public_key_file":"keys/p1.pub",
+                              "retention_hours":24}]})");
+  auto retained = LoadProverRegistry(file);
+  ASSERT_TRUE(retained.ok()) << retained.status();
+  EXPECT_EQ((*retained)[0].retention, absl::Hours(24));
+  EXPECT_EQ((*provers)[0].retention, absl::Hours(24 * 7));  // the default
+  for (const char* bad : {"0", "\"24\"", "1.5", "87601"}) {
+    Write(file, std::string(R"({"provers":[{"id":"a",
+        "public_key_file":"keys/p1.pub","retention_hours":)") +
+                    bad + "}]}");
+    auto refused = LoadProverRegistry(file);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+    EXPECT_NE(refused.status().message().find(
+                  "provers[0].retention_hours: want an integer 1..87600"),
+              std::string::npos)
+        << refused.status();
+  }
 }
 
 TEST(ProverDirectoryTest, KeySnapshotsAreCopyOnWrite) {
@@ -156,6 +176,35 @@ TEST(AuditStoreTest, PendingSetVerdictIndexAndReopen) {
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(first->leaf_indices, (std::vector<uint64_t>{9}));
   EXPECT_EQ(first->next, 12u);
+  // Bounded work per call (issue 13, item 7): a filter that matches nothing
+  // examines at most max_scanned entries and says where to go on.
+  VerdictFilter none;
+  none.outcome = v1::FAIL_MODEL;
+  auto short_page = (*store)->ListVerdicts(none, 0, 10, /*max_scanned=*/1);
+  ASSERT_TRUE(short_page.ok());
+  EXPECT_TRUE(short_page->leaf_indices.empty());
+  EXPECT_EQ(short_page->next, 12u);
+  auto last = (*store)->ListVerdicts(none, 12, 10, /*max_scanned=*/1);
+  ASSERT_TRUE(last.ok());
+  EXPECT_TRUE(last->leaf_indices.empty());
+  EXPECT_FALSE(last->next.has_value());
+
+  // Refusals at submission (issue 13, item 6): once the request id is
+  // logged, its verdicts are the ones on its commitment only.
+  AuditStoreBatch more;
+  v1::VerdictIndexEntry refusal;
+  refusal.set_request_id(std::string(16, 'r'));
+  refusal.set_prover_id("intruder");
+  refusal.set_outcome(v1::FAIL_SIGNATURE);
+  refusal.set_refused_at_submission(true);
+  more.PutVerdict(14, refusal);
+  refusal.set_request_id(std::string(16, 's'));  // never logged
+  more.PutVerdict(15, refusal);
+  ASSERT_TRUE((*store)->Write(more).ok());
+  EXPECT_EQ(*(*store)->VerdictsOf(std::string(16, 'r')),
+            (std::vector<uint64_t>{9, 12}));
+  EXPECT_EQ(*(*store)->VerdictsOf(std::string(16, 's')),
+            (std::vector<uint64_t>{15}));
 }
 
 }  // namespace
