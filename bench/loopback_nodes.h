@@ -82,6 +82,7 @@ class LoopbackNodes {
     po.verifier_tls.insecure = true;
     po.log_key = std::make_shared<const store::CheckpointVerifier>(
         "bench-verifier", verifier_key_->public_key());
+    po.log_origin = "layerproof/bench-verifier";
     po.insecure = true;
     prover_ =
         Must(prover::ProverNode::Create(std::move(po)), "ProverNode::Create");

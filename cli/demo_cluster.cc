@@ -129,6 +129,7 @@ absl::Status DemoCluster::StartProver(const std::string& id, bool tampers) {
   o.verifier_tls = pki_->Client(id);
   o.log_key = std::make_shared<const store::CheckpointVerifier>(
       kVerifierId, verifier_key_->public_key());
+  o.log_origin = std::string("layerproof/") + kVerifierId;
   o.max_new_tokens = options_.max_new_tokens;
   o.roles = roles_;
   o.insecure = false;

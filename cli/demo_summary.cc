@@ -22,10 +22,6 @@ double Choose(uint32_t n, uint32_t k) {
   return c;
 }
 
-const char* const kOutcomes[] = {
-    "PASS",           "FAIL_MISMATCH", "FAIL_OPENING", "FAIL_TIMEOUT",
-    "FAIL_SIGNATURE", "FAIL_MODEL",    "INCONCLUSIVE"};
-
 std::string Hex(const std::string& bytes) {
   return store::HexEncode(store::AsBytes(bytes));
 }
@@ -143,7 +139,11 @@ void TallyVerdicts(const std::vector<DemoRequest>& requests,
     }
   }
   for (DemoProverTally& p : outcome.provers) {
-    for (const char* name : kOutcomes) p.verdicts[name] = 0;
+    // Every outcome, zero or not, so the summary's shape never varies.
+    for (int o = 1; o < v1::VerdictOutcome_ARRAYSIZE; ++o) {
+      p.verdicts[v1::VerdictOutcome_Name(static_cast<v1::VerdictOutcome>(o))] =
+          0;
+    }
   }
   for (const DemoVerdict& v : verdicts) {
     auto it = by_request.find(v.request_id);

@@ -229,6 +229,11 @@ void InferencePipeline::Commit(
   response.set_seed(request->seed);
   response.set_commitment_envelope(*envelope);
 
+  if (config_.faults != nullptr && config_.faults->SkipSubmission()) {
+    // Tests only: a cheater that journals, promises and never logs.
+    Respond(request, std::move(response), ReceiptOutcome{});  // kPending
+    return;
+  }
   submitter_.Submit(entry.request_id(), *std::move(envelope),
                     absl::Now() + config_.receipt_wait,
                     [this, request, response = std::move(response)](
@@ -254,10 +259,11 @@ void InferencePipeline::Respond(const std::shared_ptr<Request>& request,
       promise.set_commitment_leaf_hash(
           std::string(reinterpret_cast<const char*>(leaf.data()), leaf.size()));
       promise.set_prover_id(config_.prover_id);
-      promise.set_log_origin(config_.log_origin.empty()
-                                 ? submitter_.log_origin()
-                                 : config_.log_origin);
-      promise.set_promised_at_unix_nanos(UnixNanosNow());
+      promise.set_log_origin(config_.log_origin);
+      const int64_t now = UnixNanosNow();
+      promise.set_promised_at_unix_nanos(now);
+      promise.set_log_by_unix_nanos(
+          now + absl::ToInt64Nanoseconds(config_.promise_window));
       absl::StatusOr<std::string> signed_promise =
           store::SignEnvelope(store::kSubmissionPromisePayloadType,
                               promise.SerializeAsString(), *config_.key);

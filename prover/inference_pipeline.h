@@ -65,8 +65,10 @@ struct PipelineConfig {
   // The engine's max_context (Commitment.max_context).
   int64_t max_context = 0;
   absl::Duration receipt_wait = absl::Milliseconds(1500);
-  // The promise's log_origin; "" uses the origin learned from the log.
+  // The promise's log_origin (ProverOptions.log_origin).
   std::string log_origin;
+  // SubmissionPromise.log_by = promised_at + promise_window.
+  absl::Duration promise_window = absl::Hours(24);
   ProverFaults* faults = nullptr;  // tests only
 };
 

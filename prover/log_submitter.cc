@@ -213,11 +213,6 @@ size_t LogSubmitter::pending() const {
   return queue_.size() + in_flight_;
 }
 
-std::string LogSubmitter::log_origin() const {
-  absl::MutexLock lock(&mu_);
-  return log_origin_;
-}
-
 void LogSubmitter::Resolve(const std::string& request_id,
                            const ReceiptOutcome& outcome) {
   std::vector<ReceiptCallback> callbacks;
@@ -341,10 +336,7 @@ std::vector<LogSubmitter::Item> LogSubmitter::SubmitBatch(
   }
   absl::StatusOr<store::Checkpoint> checkpoint =
       AcceptCheckpoint(response.checkpoint());
-  if (checkpoint.ok()) {
-    absl::MutexLock lock(&mu_);
-    log_origin_ = checkpoint->origin;
-  } else {
+  if (!checkpoint.ok()) {
     rpc::LogEvent("error", "prover.submitter", "bad_checkpoint",
                   {{"message", std::string(checkpoint.status().message())}});
   }

@@ -79,7 +79,7 @@ class LogSubmitter {
 
   // `journal` must outlive the submitter. `channel` leads to the Log
   // service, whose checkpoints must verify under `log_key` (required) with
-  // origin `log_origin` ("" accepts the origin the key signed).
+  // origin `log_origin` (required).
   LogSubmitter(ProverJournal& journal, std::shared_ptr<grpc::Channel> channel,
                std::shared_ptr<const store::CheckpointVerifier> log_key,
                std::string log_origin, LogSubmitterOptions options = {});
@@ -101,8 +101,6 @@ class LogSubmitter {
 
   // Envelopes queued or in flight.
   size_t pending() const;
-  // The log's origin, from the last checkpoint it sent ("" before any).
-  std::string log_origin() const;
 
  private:
   struct Item {
@@ -143,7 +141,6 @@ class LogSubmitter {
   std::deque<Item> queue_ ABSL_GUARDED_BY(mu_);
   size_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   std::multimap<std::string, Waiter> waiters_ ABSL_GUARDED_BY(mu_);
-  std::string log_origin_ ABSL_GUARDED_BY(mu_);
   absl::Duration backoff_ ABSL_GUARDED_BY(mu_) = absl::ZeroDuration();
   absl::Time next_attempt_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // The Log.Submit call in flight, for Stop to cancel.

@@ -36,6 +36,12 @@ absl::Status CheckOptions(const ProverOptions& o) {
   if (o.model == nullptr) return invalid("model: required");
   if (o.executor == nullptr) return invalid("executor: required");
   if (o.key == nullptr) return invalid("key: required");
+  if (o.promise_window <= absl::ZeroDuration()) {
+    return invalid("promise_window: want > 0");
+  }
+  if (o.log_origin.empty()) {
+    return invalid("log_origin: required (the log's origin line)");
+  }
   if (o.log_key == nullptr) {
     return invalid("log_key: required (the log's checkpoint key)");
   }
@@ -187,6 +193,7 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   pc.max_context = n.engine->max_context();
   pc.receipt_wait = o.receipt_wait;
   pc.log_origin = o.log_origin;
+  pc.promise_window = o.promise_window;
   pc.faults = o.faults.get();
   n.pipeline = std::make_unique<InferencePipeline>(
       std::move(pc), *n.scheduler, *n.commit_pool, *n.journal, *n.submitter);

@@ -63,9 +63,9 @@ struct ProverOptions {
   // log sends must verify under it, and extend the last one, before it is
   // journaled or handed to a client (log_submitter.h). Required.
   std::shared_ptr<const store::CheckpointVerifier> log_key;
-  // The log's origin: every checkpoint must carry it, and it is
-  // SubmissionPromise.log_origin; "" accepts the origin of the log's latest
-  // verified checkpoint (empty until the log has answered once).
+  // The log's origin ("layerproof/<verifier id>" for a LayerProof
+  // verifier): every checkpoint must carry it, and it is
+  // SubmissionPromise.log_origin, the log a promise is judged by. Required.
   std::string log_origin;
   kernels::model::EngineOptions engine;
   // Largest GenerateRequest.max_tokens.
@@ -75,6 +75,11 @@ struct ProverOptions {
   uint32_t max_prompt_bytes = 64 << 10;
   // How long Generate waits for the log before answering with a promise.
   absl::Duration receipt_wait = absl::Milliseconds(1500);
+  // A promise's deadline (SubmissionPromise.log_by) is this long after it
+  // is made: past it, an unlogged commitment is a FAIL_UNLOGGED verdict
+  // against this prover for anyone who presents the promise. Keep it above
+  // the log's worst outage.
+  absl::Duration promise_window = absl::Hours(24);
   // Journal entries older than this are deleted (openings then NOT_FOUND),
   // checked at start and every retention_sweep_interval; entries still
   // pending submission are kept until the log has them.

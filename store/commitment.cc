@@ -322,9 +322,26 @@ absl::Status ValidateVerdict(const v1::Verdict& v) {
                    absl::StrCat(static_cast<int>(v.outcome())),
                    "PASS, a FAIL_* outcome or INCONCLUSIVE");
   }
-  if (!v.has_commitment_leaf_index() && v.outcome() != v1::FAIL_SIGNATURE) {
+  const bool unlogged = v.outcome() == v1::FAIL_UNLOGGED;
+  if (!v.has_commitment_leaf_index() && v.outcome() != v1::FAIL_SIGNATURE &&
+      !unlogged) {
     return Invalid("Verdict.commitment_leaf_index", "absent",
-                   "present unless the outcome is FAIL_SIGNATURE");
+                   "present unless the outcome is FAIL_SIGNATURE or "
+                   "FAIL_UNLOGGED");
+  }
+  if (unlogged && v.has_commitment_leaf_index()) {
+    return Invalid("Verdict.commitment_leaf_index", "present",
+                   "absent for FAIL_UNLOGGED (the log holds no such leaf)");
+  }
+  if (unlogged == v.unlogged_promise().empty()) {
+    return Invalid("Verdict.unlogged_promise", unlogged ? "absent" : "present",
+                   unlogged ? "the presented promise for FAIL_UNLOGGED"
+                            : "empty unless the outcome is FAIL_UNLOGGED");
+  }
+  if (v.unlogged_promise().size() > kMaxPromiseEnvelopeBytes) {
+    return Invalid("Verdict.unlogged_promise",
+                   absl::StrCat(v.unlogged_promise().size(), " bytes"),
+                   absl::StrCat("<= ", kMaxPromiseEnvelopeBytes));
   }
   LP_RETURN_IF_ERROR(CheckSize("Verdict.commitment_leaf_hash",
                                v.commitment_leaf_hash(), kDigestBytes));
@@ -385,6 +402,29 @@ absl::Status ValidateVerdict(const v1::Verdict& v) {
     }
     LP_RETURN_IF_ERROR(
         CheckNodeId("Verdict.refused_submitter", v.refused_submitter()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSubmissionPromise(const v1::SubmissionPromise& p) {
+  LP_RETURN_IF_ERROR(CheckSize("SubmissionPromise.request_id", p.request_id(),
+                               kRequestIdBytes));
+  LP_RETURN_IF_ERROR(CheckSize("SubmissionPromise.commitment_leaf_hash",
+                               p.commitment_leaf_hash(), kDigestBytes));
+  LP_RETURN_IF_ERROR(CheckNodeId("SubmissionPromise.prover_id", p.prover_id()));
+  if (p.log_origin().empty() || p.log_origin().size() > 1024) {
+    return Invalid("SubmissionPromise.log_origin",
+                   absl::StrCat(p.log_origin().size(), " bytes"), "1..1024");
+  }
+  if (p.promised_at_unix_nanos() <= 0) {
+    return Invalid("SubmissionPromise.promised_at_unix_nanos",
+                   absl::StrCat(p.promised_at_unix_nanos()), "> 0");
+  }
+  if (p.log_by_unix_nanos() <= p.promised_at_unix_nanos()) {
+    return Invalid("SubmissionPromise.log_by_unix_nanos",
+                   absl::StrCat(p.log_by_unix_nanos()),
+                   absl::StrCat("> promised_at_unix_nanos (",
+                                p.promised_at_unix_nanos(), ")"));
   }
   return absl::OkStatus();
 }

@@ -40,6 +40,8 @@ inline constexpr size_t kDigestBytes = 32;
 inline constexpr size_t kMaxClientNonceBytes = 64;
 inline constexpr size_t kMaxNodeIdChars = 256;  // prover_id, verifier_id
 inline constexpr size_t kMaxVerdictDetailBytes = 4096;
+// A signed SubmissionPromise envelope is ~300 bytes.
+inline constexpr size_t kMaxPromiseEnvelopeBytes = 4096;
 inline constexpr uint32_t kMaxLayers = 1024;  // so H_0..H_L is <= 1025 hashes
 inline constexpr uint32_t kMaxHiddenSize = uint32_t{1} << 20;
 // prompt_tokens + output_tokens; far above any context length served.
@@ -88,8 +90,15 @@ absl::Status ValidateNodeId(std::string_view field, std::string_view id);
 // OK when `v` is a well-formed Verdict; InvalidArgument naming the first
 // offending field otherwise. A PASS must have head_checked; `mismatch` is
 // present exactly for FAIL_MISMATCH; commitment_leaf_index may be absent
-// only for FAIL_SIGNATURE.
+// only for FAIL_SIGNATURE and FAIL_UNLOGGED; unlogged_promise (at most
+// kMaxPromiseEnvelopeBytes) is present exactly for FAIL_UNLOGGED.
 absl::Status ValidateVerdict(const v1::Verdict& v);
+
+// OK when `p` is a well-formed SubmissionPromise (records.proto):
+// request_id 16 bytes, commitment_leaf_hash 32, a valid prover_id, a
+// non-empty log_origin, promised_at > 0 and log_by > promised_at;
+// InvalidArgument naming the first offending field otherwise.
+absl::Status ValidateSubmissionPromise(const v1::SubmissionPromise& p);
 
 }  // namespace layerproof::store
 

@@ -201,4 +201,13 @@ absl::StatusOr<v1::Verdict> ParseVerdict(std::string_view payload) {
   return v;
 }
 
+absl::StatusOr<v1::SubmissionPromise> ParseSubmissionPromise(
+    std::string_view payload) {
+  LP_ASSIGN_OR_RETURN(
+      v1::SubmissionPromise p,
+      ParseRecord<v1::SubmissionPromise>(payload, "SubmissionPromise"));
+  LP_RETURN_IF_ERROR(ValidateSubmissionPromise(p));
+  return p;
+}
+
 }  // namespace layerproof::store

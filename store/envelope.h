@@ -120,6 +120,11 @@ absl::StatusOr<v1::Commitment> ParseCommitment(std::string_view payload);
 // Unparseable bytes: InvalidArgument "Verdict: malformed".
 absl::StatusOr<v1::Verdict> ParseVerdict(std::string_view payload);
 
+// Parses a verified payload as a SubmissionPromise and validates it
+// (ValidateSubmissionPromise); canonical encoding as for every record.
+absl::StatusOr<v1::SubmissionPromise> ParseSubmissionPromise(
+    std::string_view payload);
+
 }  // namespace layerproof::store
 
 #endif  // LAYERPROOF_STORE_ENVELOPE_H_

@@ -17,6 +17,7 @@
 #include "store/rpc/structured_log.h"
 #include "verifier/internal/bytes.h"
 #include "verifier/internal/opening_checks.h"
+#include "verifier/internal/promised_prover.h"
 
 namespace layerproof::verifier {
 namespace {
@@ -150,7 +151,9 @@ absl::Status AuditScheduler::CatchUp() {
         index_entry.set_outcome(v->outcome());
         index_entry.set_created_at_unix_nanos(v->created_at_unix_nanos());
         index_entry.set_audit_seed(v->audit_seed());
-        index_entry.set_refused_at_submission(!v->has_commitment_leaf_index());
+        index_entry.set_refused_at_submission(v->outcome() ==
+                                                  v1::FAIL_SIGNATURE &&
+                                              !v->has_commitment_leaf_index());
         absl::StatusOr<std::string> prover = ProverIdOf(db, *v);
         if (prover.ok()) index_entry.set_prover_id(*prover);
         batch.PutVerdict(i, index_entry);
@@ -349,7 +352,9 @@ absl::StatusOr<v1::VerdictRecord> AuditScheduler::AppendVerdict(
   LP_RETURN_IF_ERROR(CatchUp());
   {
     absl::MutexLock c(&counters_mu_);
-    if (!record.refused_at_submission()) ++counters_.audits_done;
+    if (!record.refused_at_submission() && !record.unlogged_promise()) {
+      ++counters_.audits_done;
+    }
   }
   LogVerdict(record, appended.index);
   v1::VerdictRecord out;
@@ -432,6 +437,10 @@ absl::StatusOr<std::string> AuditScheduler::ProverIdOf(
     LP_ASSIGN_OR_RETURN(std::string entry,
                         db.log->Entry(verdict.commitment_leaf_index()));
     return CommitmentProverId(entry);
+  }
+  // A broken promise: the prover that signed it (checked when presented).
+  if (verdict.outcome() == v1::FAIL_UNLOGGED) {
+    return internal::PromisedProverId(verdict);
   }
   // A refusal at submission: the refused envelope's prover_id is
   // unverified; the authenticated submitter is who the refusal is charged

@@ -48,6 +48,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -75,6 +76,8 @@ namespace layerproof::verifier {
 
 struct AuditSchedulerOptions {
   std::string verifier_id;
+  // This log's origin: a presented promise must name it.
+  std::string log_origin;
   // Signs verdicts. Required.
   std::shared_ptr<const store::Ed25519PrivateKey> key;
   AuditPolicy policy;
@@ -141,6 +144,22 @@ class AuditScheduler {
                              std::string_view reason,
                              std::string_view submitter);
 
+  // Audit.PresentPromise (unlogged_promises.cc), on a worker: judges a
+  // presented SubmissionPromise envelope. The promised leaf's index when
+  // the log holds it; otherwise, past the promise's log_by deadline (the
+  // verifier's clock), the FAIL_UNLOGGED verdict against the prover, logged
+  // once per promised leaf (every later presentation gets the same one).
+  // Errors, with nothing stored: InvalidArgument naming the field for a
+  // malformed or oversized promise, PermissionDenied for one not signed by
+  // the registered key of the prover it names, FailedPrecondition for
+  // another log's promise or one not yet due.
+  struct PromiseJudgement {
+    std::optional<uint64_t> logged_index;
+    std::optional<v1::VerdictRecord> verdict;
+  };
+  using PromiseCallback = std::function<void(absl::StatusOr<PromiseJudgement>)>;
+  void PresentPromise(std::string envelope, PromiseCallback done);
+
   // Blocks until no audit is queued or running; DeadlineExceeded naming
   // the counts otherwise.
   absl::Status WaitIdle(absl::Duration timeout);
@@ -189,6 +208,10 @@ class AuditScheduler {
   void RecordFailedAttempt(const std::string& seed, const absl::Status& error);
   absl::Status RecordFailedAttemptOrError(const std::string& seed,
                                           const absl::Status& error);
+  absl::StatusOr<PromiseJudgement> JudgePromise(const std::string& envelope);
+  absl::StatusOr<PromiseJudgement> RecordUnloggedLocked(
+      const internal::Dbs& db, const std::string& leaf_hash,
+      const std::string& envelope, const v1::SubmissionPromise& promise);
   // The retry thread: ResumePending every retry_interval until stopped.
   void RetryLoop();
   void StopRetries();

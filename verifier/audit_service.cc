@@ -161,4 +161,27 @@ grpc::ServerUnaryReactor* AuditService::GetEvidence(
   return FinishNow(context, absl::OkStatus());
 }
 
+grpc::ServerUnaryReactor* AuditService::PresentPromise(
+    grpc::CallbackServerContext* context,
+    const v1::PresentPromiseRequest* request,
+    v1::PresentPromiseResponse* response) {
+  // Lifetime: gRPC owns the default reactor; it ends after the Finish the
+  // scheduler's worker calls once the promise is judged.
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  scheduler_.PresentPromise(
+      request->promise_envelope(),
+      [reactor,
+       response](absl::StatusOr<AuditScheduler::PromiseJudgement> judged) {
+        if (judged.ok()) {
+          if (judged->logged_index.has_value()) {
+            response->set_commitment_leaf_index(*judged->logged_index);
+          } else if (judged->verdict.has_value()) {
+            *response->mutable_verdict() = std::move(*judged->verdict);
+          }
+        }
+        reactor->Finish(rpc::ToGrpcStatus(judged.status()));
+      });
+  return reactor;
+}
+
 }  // namespace layerproof::verifier

@@ -10,7 +10,9 @@
 //     creation time, paged (the page token is a log index);
 //   - GetEvidence: an EvidenceBundle (verifier/evidence.h), refused with
 //     RESOURCE_EXHAUSTED naming its size when it is over max_evidence_bytes
-//     (which must stay below the server's send limit).
+//     (which must stay below the server's send limit);
+//   - PresentPromise (anyone): judges a prover's SubmissionPromise past its
+//     deadline on the scheduler's pool (AuditScheduler::PresentPromise).
 // The reads are bounded lookups answered on the reactor thread.
 //
 // Thread safety: as a gRPC service, every handler may run concurrently.
@@ -59,6 +61,10 @@ class AuditService final : public v1::Audit::CallbackService {
   grpc::ServerUnaryReactor* GetEvidence(grpc::CallbackServerContext* context,
                                         const v1::GetEvidenceRequest* request,
                                         v1::EvidenceBundle* response) override;
+  grpc::ServerUnaryReactor* PresentPromise(
+      grpc::CallbackServerContext* context,
+      const v1::PresentPromiseRequest* request,
+      v1::PresentPromiseResponse* response) override;
 
  private:
   std::shared_ptr<internal::DbHandles> dbs_;

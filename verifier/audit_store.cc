@@ -86,6 +86,12 @@ void AuditStoreBatch::PutRefusal(std::string_view leaf_hash,
               rocksdb::Slice(audit_seed.data(), audit_seed.size()));
 }
 
+void AuditStoreBatch::PutUnlogged(std::string_view leaf_hash,
+                                  std::string_view audit_seed) {
+  batch_->Put(ToSlice(Key("u/", leaf_hash)),
+              rocksdb::Slice(audit_seed.data(), audit_seed.size()));
+}
+
 void AuditStoreBatch::SetLastReport(const ReportCheckpoint& report) {
   std::string value = U64Key(report.tree_size);
   value.append(report.root_hash);
@@ -288,6 +294,11 @@ absl::StatusOr<VerdictPage> AuditStore::ListVerdicts(
   }
   LP_RETURN_IF_ERROR(db_->Check(it->status(), "scan"));
   return page;
+}
+
+absl::StatusOr<std::optional<std::string>> AuditStore::Unlogged(
+    std::string_view leaf_hash) const {
+  return Get(Key("u/", leaf_hash));
 }
 
 absl::StatusOr<std::optional<std::string>> AuditStore::Refusal(

@@ -80,6 +80,7 @@ class AuditStoreBatch {
   void PutAudit(const v1::AuditRecord& record);
   void PutVerdict(uint64_t leaf_index, const v1::VerdictIndexEntry& entry);
   void PutRefusal(std::string_view leaf_hash, std::string_view audit_seed);
+  void PutUnlogged(std::string_view leaf_hash, std::string_view audit_seed);
   // Replaces the last issued report's checkpoint (root_hash: 32 bytes).
   void SetLastReport(const ReportCheckpoint& report);
 
@@ -149,6 +150,10 @@ class AuditStore {
       const VerdictFilter& filter, uint64_t start, uint32_t limit,
       uint64_t max_scanned = kMaxVerdictsScanned) const;
   static constexpr uint64_t kMaxVerdictsScanned = 10000;
+  // The audit seed of the FAIL_UNLOGGED verdict on the promise of the leaf
+  // `leaf_hash` (one per promised leaf).
+  absl::StatusOr<std::optional<std::string>> Unlogged(
+      std::string_view leaf_hash) const;
   // The audit seed of the FAIL_SIGNATURE verdict of a refused envelope.
   absl::StatusOr<std::optional<std::string>> Refusal(
       std::string_view leaf_hash) const;

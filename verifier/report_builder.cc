@@ -12,6 +12,7 @@
 #include "store/internal/str_cat.h"
 #include "verifier/detection_bounds.h"
 #include "verifier/internal/bytes.h"
+#include "verifier/internal/promised_prover.h"
 
 namespace layerproof::verifier {
 namespace {
@@ -43,13 +44,14 @@ struct Tally {
   uint64_t drawn_audits = 0;
   uint64_t on_demand_audits = 0;
   uint64_t refused_submissions = 0;
+  uint64_t unlogged_promises = 0;
   uint64_t failures = 0;
   std::array<uint64_t, kOutcomes> verdicts{};
   // d_i of each drawn audit (detection bounds).
   std::vector<double> fractions;
 };
 
-enum class Kind { kDrawn, kOnDemand, kRefusal };
+enum class Kind { kDrawn, kOnDemand, kRefusal, kUnlogged };
 
 void CountVerdict(Tally& t, Kind kind, v1::VerdictOutcome outcome,
                   double fraction) {
@@ -68,6 +70,9 @@ void CountVerdict(Tally& t, Kind kind, v1::VerdictOutcome outcome,
       break;
     case Kind::kRefusal:
       ++t.refused_submissions;
+      break;
+    case Kind::kUnlogged:
+      ++t.unlogged_promises;
       break;
   }
   if (outcome != v1::PASS) ++t.failures;
@@ -117,6 +122,7 @@ void PutCounts(nlohmann::json& out, const Tally& t) {
   out["drawn_audits"] = t.drawn_audits;
   out["on_demand_audits"] = t.on_demand_audits;
   out["refused_submissions"] = t.refused_submissions;
+  out["unlogged_promises"] = t.unlogged_promises;
   out["realised_audit_rate"] =
       t.commitments == 0
           ? 0.0
@@ -265,8 +271,14 @@ absl::StatusOr<nlohmann::json> BuildReport(const store::Log& log,
           on_demand.has_value() && !*on_demand ? Kind::kDrawn : Kind::kOnDemand;
     } else {
       // A FAIL_SIGNATURE at submission: charged to the authenticated
-      // submitter, in the window by its own time.
-      prover_id = v->refused_submitter();
+      // submitter; a FAIL_UNLOGGED: to the prover that signed the promise.
+      // Either is in the window by its own time.
+      if (v->outcome() == v1::FAIL_UNLOGGED) {
+        kind = Kind::kUnlogged;
+        prover_id = internal::PromisedProverId(*v);
+      } else {
+        prover_id = v->refused_submitter();
+      }
       when = v->created_at_unix_nanos();
       if (!InWindow(in, when)) continue;
       if (!in.prover_id.empty() && prover_id != in.prover_id) continue;
@@ -317,6 +329,7 @@ absl::StatusOr<nlohmann::json> BuildReport(const store::Log& log,
             : nlohmann::json(nullptr);
     f["on_demand"] = kind == Kind::kOnDemand;
     f["refused_at_submission"] = kind == Kind::kRefusal;
+    f["unlogged_promise"] = kind == Kind::kUnlogged;
     f["audited_layers"] = std::vector<uint32_t>(v->audited_layers().begin(),
                                                 v->audited_layers().end());
     f["audit_seed"] = Hex(v->audit_seed());

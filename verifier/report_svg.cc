@@ -106,7 +106,9 @@ constexpr KindFill kKindFills[] = {
     {"dots", "#f1d27a", "#4a3800"},   // FAIL_TIMEOUT
     {"", "#3d2f7a", ""},              // FAIL_SIGNATURE
     {"horiz", "#8a8a8a", "#ffffff"},  // FAIL_MODEL
-    {"vert", "#bdbdbd", "#222222"},   // INCONCLUSIVE, and any other kind
+    {"vert", "#bdbdbd", "#222222"},   // INCONCLUSIVE
+    {"diag", "#1f1f1f", "#ffffff"},   // FAIL_UNLOGGED
+    {"vert", "#bdbdbd", "#222222"},   // any other kind
 };
 constexpr size_t kNumFills = std::size(kKindFills);
 

@@ -37,7 +37,7 @@ std::string Percent(double fraction, int decimals = 1);
 // The verdict kinds in the order the report lists them (docs/reports.md).
 inline constexpr std::string_view kVerdictKinds[] = {
     "PASS",           "FAIL_MISMATCH", "FAIL_OPENING", "FAIL_TIMEOUT",
-    "FAIL_SIGNATURE", "FAIL_MODEL",    "INCONCLUSIVE"};
+    "FAIL_SIGNATURE", "FAIL_MODEL",    "INCONCLUSIVE", "FAIL_UNLOGGED"};
 
 // (a) Audits over time: one stacked bar (pass below, fail above) per
 // bucket; more than 30 buckets are merged into at most 30 bars, each

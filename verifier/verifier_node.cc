@@ -158,6 +158,7 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
   scheduler_options.num_layers = num_layers;
   scheduler_options.audit_threads = options.audit_threads;
   scheduler_options.opening_timeout = options.opening_timeout;
+  scheduler_options.log_origin = node->log_origin_;
   scheduler_options.max_audit_attempts = options.max_audit_attempts;
   scheduler_options.retry_interval = options.audit_retry_interval;
   node->scheduler_ = std::make_unique<AuditScheduler>(

@@ -66,6 +66,10 @@ class ProverFaults {
   // Whether Opening.Open should never answer (it waits until the call is
   // cancelled or its deadline passes).
   virtual bool StallOpenings() { return false; }
+  // Whether to keep a commitment out of the log: it is journaled and the
+  // client gets a signed promise, but it is never submitted (a cheater that
+  // logs only what it likes).
+  virtual bool SkipSubmission() { return false; }
 };
 
 }  // namespace layerproof::prover

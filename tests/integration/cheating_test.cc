@@ -72,6 +72,21 @@ class StallFaults : public prover::ProverFaults {
   bool StallOpenings() override { return true; }
 };
 
+// Hands out promises and never logs the commitments.
+class SkipSubmissionFaults : public prover::ProverFaults {
+ public:
+  bool SkipSubmission() override { return true; }
+};
+
+grpc::Status Present(Cluster& cluster, const std::string& promise,
+                     v1::PresentPromiseResponse* out) {
+  auto audit = cluster.AuditStub();
+  v1::PresentPromiseRequest request;
+  request.set_promise_envelope(promise);
+  grpc::ClientContext context;
+  return audit->PresentPromise(&context, request, out);
+}
+
 std::string DigestOf(const kernels::model::Model& model) {
   const auto& root = model.digest().root;
   return std::string(root.begin(), root.end());
@@ -303,6 +318,114 @@ TEST(CheatingProver, NeverAnsweringAnOpeningTimesOut) {
       cluster.StartProver({.faults = std::make_shared<StallFaults>()});
   ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 2),
                      v1::FAIL_TIMEOUT);
+}
+
+// Regression (issue 13, item 3): a prover that handed out only a signed
+// SubmissionPromise could log its honest requests alone, and nobody could
+// hold it to the promise. Past the promise's log_by deadline, anyone who
+// presents it gets a signed FAIL_UNLOGGED verdict against the prover,
+// logged once; before it, or for a forged promise, nothing is stored.
+TEST(CheatingProver, PromiseNeverHonouredIsAFailUnloggedVerdict) {
+  Cluster cluster;
+  cluster.StartVerifier(VerifierSetup{.policy = {1.0, 1}});
+  RunningProver& prover =
+      cluster.StartProver({.faults = std::make_shared<SkipSubmissionFaults>(),
+                           .receipt_wait = absl::Milliseconds(50),
+                           .promise_window = absl::Milliseconds(600)});
+  auto stub = cluster.InferenceStub(prover);
+  v1::SamplingParams greedy;
+  greedy.set_top_p(1.0f);
+  absl::StatusOr<ClientResult> r =
+      cluster.Generate(*stub, {4, 5, 6}, 3, greedy);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string promise = r->response.receipt().promise_envelope();
+  ASSERT_FALSE(promise.empty());
+
+  // Not yet due: refused, nothing logged.
+  v1::PresentPromiseResponse early;
+  const grpc::Status not_due = Present(cluster, promise, &early);
+  EXPECT_EQ(not_due.error_code(), grpc::StatusCode::FAILED_PRECONDITION)
+      << not_due.error_message();
+  EXPECT_NE(not_due.error_message().find("not yet due"), std::string::npos);
+  // A promise whose signature has a bit flipped does not verify: refused,
+  // nothing logged.
+  v1::Envelope forged;
+  ASSERT_TRUE(forged.ParseFromString(promise));
+  (*forged.mutable_signatures(0)->mutable_sig())[0] ^= 1;
+  v1::PresentPromiseResponse bad;
+  const grpc::Status refused =
+      Present(cluster, forged.SerializeAsString(), &bad);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(refused.error_message().find("does not verify"), std::string::npos)
+      << refused.error_message();
+  EXPECT_EQ(cluster.LatestCheckpoint().size, 0u);
+
+  // Past the deadline (the verifier's clock), still unlogged.
+  v1::PresentPromiseResponse broken;
+  grpc::Status status;
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  do {
+    broken.Clear();
+    status = Present(cluster, promise, &broken);
+  } while (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+           absl::Now() < deadline);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(broken.has_verdict());
+  v1::Envelope env;
+  ASSERT_TRUE(env.ParseFromString(broken.verdict().verdict_envelope()));
+  v1::Verdict verdict;
+  ASSERT_TRUE(verdict.ParseFromString(env.payload()));
+  EXPECT_EQ(verdict.outcome(), v1::FAIL_UNLOGGED);
+  EXPECT_EQ(verdict.request_id(), r->response.request_id());
+  EXPECT_EQ(verdict.unlogged_promise(), promise);
+  EXPECT_FALSE(verdict.has_commitment_leaf_index());
+  EXPECT_EQ(cluster.LatestCheckpoint().size, 1u);  // the verdict only
+
+  // Presented again: the same verdict, nothing new logged.
+  v1::PresentPromiseResponse again;
+  ASSERT_TRUE(Present(cluster, promise, &again).ok());
+  EXPECT_EQ(again.verdict().leaf_index(), broken.verdict().leaf_index());
+  EXPECT_EQ(cluster.LatestCheckpoint().size, 1u);
+  // It is the request's verdict, charged to the prover.
+  const std::vector<v1::Verdict> on_request =
+      cluster.Verdicts(r->response.request_id());
+  ASSERT_EQ(on_request.size(), 1u);
+  EXPECT_EQ(on_request[0].outcome(), v1::FAIL_UNLOGGED);
+  auto audit = cluster.AuditStub();
+  v1::ListVerdictsRequest list;
+  list.set_prover_id(prover.prover_id);
+  v1::ListVerdictsResponse listed;
+  grpc::ClientContext list_context;
+  ASSERT_TRUE(audit->ListVerdicts(&list_context, list, &listed).ok());
+  EXPECT_EQ(listed.verdicts_size(), 1);
+}
+
+// An honoured promise: presenting it answers with the commitment's index.
+TEST(CheatingProver, HonouredPromiseAnswersWithTheLogIndex) {
+  Cluster cluster;
+  cluster.StartVerifier(VerifierSetup{.policy = {0.0, 1}});
+  RunningProver& prover =
+      cluster.StartProver({.receipt_wait = absl::Milliseconds(0),
+                           .promise_window = absl::Hours(1)});
+  auto stub = cluster.InferenceStub(prover);
+  v1::SamplingParams greedy;
+  greedy.set_top_p(1.0f);
+  absl::StatusOr<ClientResult> r = cluster.Generate(*stub, {7, 8}, 2, greedy);
+  ASSERT_TRUE(r.ok()) << r.status();
+  const std::string promise = r->response.receipt().promise_envelope();
+  ASSERT_FALSE(promise.empty());
+  v1::PresentPromiseResponse out;
+  grpc::Status status;
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  do {  // "not yet due" until the prover's submission reaches the log
+    out.Clear();
+    status = Present(cluster, promise, &out);
+  } while ((!status.ok() || !out.has_commitment_leaf_index()) &&
+           absl::Now() < deadline);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(out.has_commitment_leaf_index()) << out.DebugString();
+  EXPECT_EQ(out.commitment_leaf_index(), 0u);
+  EXPECT_EQ(cluster.LatestCheckpoint().size, 1u);  // no verdict logged
 }
 
 }  // namespace

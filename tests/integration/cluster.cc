@@ -163,7 +163,9 @@ RunningProver& Cluster::StartProver(const ProverSetup& setup) {
   options.verifier_tls = setup.client_tls;
   options.log_key = std::make_shared<const store::CheckpointVerifier>(
       "verifier-1", verifier_key_->public_key());
+  options.log_origin = "layerproof/verifier-1";
   options.receipt_wait = setup.receipt_wait;
+  options.promise_window = setup.promise_window;
   options.roles = setup.roles;
   options.insecure = setup.server_tls.insecure;
   options.faults = setup.faults;

@@ -80,6 +80,7 @@ struct ProverSetup {
   std::string journal_dir{};
   int port = 0;
   absl::Duration receipt_wait = absl::Milliseconds(3000);
+  absl::Duration promise_window = absl::Hours(24);
   rpc::TlsOptions server_tls = Insecure();
   rpc::TlsOptions client_tls = Insecure();
   rpc::RoleMap roles{};

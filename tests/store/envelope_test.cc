@@ -11,9 +11,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -725,7 +727,24 @@ TEST(ParseVerdict, ErrorsNameTheField) {
       {"leaf_index_absent",
        [](v1::Verdict& v) { v.clear_commitment_leaf_index(); },
        "Verdict.commitment_leaf_index: got absent, want present unless the "
-       "outcome is FAIL_SIGNATURE"},
+       "outcome is FAIL_SIGNATURE or FAIL_UNLOGGED"},
+      {"unlogged_without_promise",
+       [](v1::Verdict& v) {
+         v.clear_commitment_leaf_index();
+         v.set_outcome(v1::FAIL_UNLOGGED);
+       },
+       "Verdict.unlogged_promise: got absent, want the presented promise for "
+       "FAIL_UNLOGGED"},
+      {"unlogged_with_leaf_index",
+       [](v1::Verdict& v) {
+         v.set_outcome(v1::FAIL_UNLOGGED);
+         v.set_unlogged_promise("p");
+       },
+       "Verdict.commitment_leaf_index: got present, want absent for "
+       "FAIL_UNLOGGED (the log holds no such leaf)"},
+      {"promise_on_pass", [](v1::Verdict& v) { v.set_unlogged_promise("p"); },
+       "Verdict.unlogged_promise: got present, want empty unless the outcome "
+       "is FAIL_UNLOGGED"},
       {"leaf_hash", [](v1::Verdict& v) { v.clear_commitment_leaf_hash(); },
        "Verdict.commitment_leaf_hash: got 0 bytes, want 32"},
       {"refused_submitter_on_pass",
@@ -756,6 +775,44 @@ TEST(ValidateVerdict, InvalidUtf8DetailBuiltInMemory) {
   v.set_detail(std::string("\xc0\xaf", 2));  // overlong '/'
   absl::Status s = ValidateVerdict(v);
   EXPECT_EQ(s.message(), "Verdict.detail: got invalid UTF-8, want UTF-8 text");
+}
+
+// SubmissionPromise (records.proto): what Audit.PresentPromise accepts.
+TEST(ValidateSubmissionPromise, EveryFieldIsChecked) {
+  v1::SubmissionPromise p;
+  p.set_request_id(Filled(16, 'r'));
+  p.set_commitment_leaf_hash(Filled(32, 'h'));
+  p.set_prover_id("prover-1");
+  p.set_log_origin("layerproof/verifier-1");
+  p.set_promised_at_unix_nanos(1000);
+  p.set_log_by_unix_nanos(2000);
+  ASSERT_TRUE(ParseSubmissionPromise(p.SerializeAsString()).ok());
+  const std::vector<
+      std::pair<std::function<void(v1::SubmissionPromise&)>, std::string>>
+      cases = {
+          {[](v1::SubmissionPromise& x) { x.set_request_id("r"); },
+           "SubmissionPromise.request_id: got 1 bytes, want 16"},
+          {[](v1::SubmissionPromise& x) { x.clear_commitment_leaf_hash(); },
+           "SubmissionPromise.commitment_leaf_hash: got 0 bytes, want 32"},
+          {[](v1::SubmissionPromise& x) { x.set_prover_id("a b"); },
+           "SubmissionPromise.prover_id: got byte 0x20 at offset 1, want "
+           "printable ASCII without spaces (0x21..0x7e)"},
+          {[](v1::SubmissionPromise& x) { x.clear_log_origin(); },
+           "SubmissionPromise.log_origin: got 0 bytes, want 1..1024"},
+          {[](v1::SubmissionPromise& x) { x.set_promised_at_unix_nanos(0); },
+           "SubmissionPromise.promised_at_unix_nanos: got 0, want > 0"},
+          // Regression (issue 13, item 3): a promise without a deadline.
+          {[](v1::SubmissionPromise& x) { x.clear_log_by_unix_nanos(); },
+           "SubmissionPromise.log_by_unix_nanos: got 0, want > "
+           "promised_at_unix_nanos (1000)"},
+      };
+  for (const auto& [mutate, message] : cases) {
+    v1::SubmissionPromise bad = p;
+    mutate(bad);
+    auto parsed = ParseSubmissionPromise(bad.SerializeAsString());
+    ASSERT_FALSE(parsed.ok()) << message;
+    EXPECT_EQ(parsed.status().message(), message);
+  }
 }
 
 TEST(ParseVerdict, MalformedBytes) {
