@@ -118,7 +118,7 @@ BundleCheckResult CheckFormat(const Parts& p) {
   const v1::EvidenceBundle& b = p.bundle;
   std::vector<std::string> problems;
   if (b.log_origin().empty()) problems.push_back("log_origin: empty");
-  if (b.commitment_envelope().empty()) {
+  if (b.commitment_envelope().empty() && !UnloggedPromise(p.verdict)) {
     problems.push_back("commitment_envelope: empty");
   }
   if (b.verdict_envelope().empty()) {
@@ -262,6 +262,7 @@ BundleCheckResult CheckOrigin(const Parts& p, const BundleTrust& trust) {
 
 BundleCheckResult CheckCommitmentSignature(const Parts& p,
                                            const BundleTrust& trust) {
+  if (UnloggedPromise(p.verdict)) return CheckUnloggedPromise(p, trust);
   store::KeyRing ring;
   for (const store::Ed25519PublicKey& k : trust.prover_keys) ring.Add(k);
   google::protobuf::LogSilencer silence;
@@ -351,6 +352,10 @@ BundleCheckResult CheckCommitmentInclusion(const Parts& p) {
         "the commitment was refused at submission: it is not in the log "
         "(the verdict's commitment_leaf_hash names it)");
   }
+  if (UnloggedPromise(p.verdict)) {
+    return NotApplicable(
+        "FAIL_UNLOGGED: the promised commitment is not in the log");
+  }
   if (!p.bundle.has_commitment_inclusion()) {
     return Fail("EvidenceBundle.commitment_inclusion: absent");
   }
@@ -370,6 +375,11 @@ BundleCheckResult CheckVerdictInclusion(const Parts& p) {
 BundleCheckResult CheckBinding(const Parts& p) {
   if (!p.verdict.has_value()) {
     return NotApplicable("not checked: no parseable verdict");
+  }
+  if (UnloggedPromise(p.verdict)) {
+    return NotApplicable(
+        "FAIL_UNLOGGED: no commitment to bind; commitment_signature checked "
+        "that the promise names the verdict's request and leaf");
   }
   const v1::Verdict& v = *p.verdict;
   const v1::EvidenceBundle& b = p.bundle;
@@ -412,6 +422,9 @@ BundleCheckResult CheckBinding(const Parts& p) {
 
 BundleCheckResult CheckModelDigest(const Parts& p,
                                    std::string_view model_digest) {
+  if (UnloggedPromise(p.verdict)) {
+    return NotApplicable("FAIL_UNLOGGED: no commitment names a model");
+  }
   if (p.verdict.has_value() && p.verdict->outcome() == v1::FAIL_SIGNATURE) {
     return NotApplicable(
         "the verdict is FAIL_SIGNATURE: the commitment is not authenticated, "

@@ -162,6 +162,12 @@ BundleCheckResult CheckReExecution(Parts& p,
   }
   const v1::Verdict& v = *p.verdict;
   const v1::EvidenceBundle& b = p.bundle;
+  if (v.outcome() == v1::FAIL_UNLOGGED) {
+    return NotApplicable(
+        "FAIL_UNLOGGED: nothing was logged to re-execute, and that the log "
+        "did not hold the promised leaf has no proof an RFC 6962 log can "
+        "give; the verdict is authentic but the verifier's word");
+  }
   if (v.outcome() == v1::INCONCLUSIVE) {
     return NotApplicable(
         "INCONCLUSIVE: the verifier closed the audit without a finding (its "

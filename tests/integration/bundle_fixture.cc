@@ -36,6 +36,39 @@ std::string RunRequest(Cluster& cluster, RunningProver& prover, int seed) {
   return response.request_id();
 }
 
+std::string FetchEvidence(Cluster& cluster, const std::string& request_id,
+                          uint64_t verdict_leaf_index);
+
+// A request on `promiser` (which never logs) whose promise is presented
+// until its deadline has passed: the FAIL_UNLOGGED verdict's bundle.
+std::string BrokenPromiseBundle(Cluster& cluster, RunningProver& promiser) {
+  auto stub = cluster.InferenceStub(promiser);
+  v1::SamplingParams greedy;
+  greedy.set_top_p(1.0f);
+  absl::StatusOr<ClientResult> r = cluster.Generate(*stub, {9, 10}, 2, greedy);
+  EXPECT_TRUE(r.ok()) << r.status();
+  if (!r.ok()) return "";
+  auto audit = cluster.AuditStub();
+  v1::PresentPromiseRequest present;
+  present.set_promise_envelope(r->response.receipt().promise_envelope());
+  v1::PresentPromiseResponse out;
+  const absl::Time deadline = absl::Now() + absl::Seconds(20);
+  for (;;) {  // "not yet due" until the promise's deadline
+    grpc::ClientContext context;
+    const grpc::Status s = audit->PresentPromise(&context, present, &out);
+    if (s.ok()) break;
+    if (s.error_code() != grpc::StatusCode::FAILED_PRECONDITION ||
+        absl::Now() > deadline) {
+      ADD_FAILURE() << "PresentPromise: " << s.error_message();
+      return "";
+    }
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_TRUE(out.has_verdict());
+  return FetchEvidence(cluster, r->response.request_id(),
+                       out.verdict().leaf_index());
+}
+
 // Audits `request_id` now (blocks `layers`, or all) and returns the
 // serialised evidence bundle of that verdict.
 std::string AuditAndFetch(Cluster& cluster, const std::string& request_id,
@@ -59,9 +92,17 @@ std::string AuditAndFetch(Cluster& cluster, const std::string& request_id,
   if (verdict.ok()) {
     EXPECT_EQ(verdict->outcome(), want) << verdict->detail();
   }
+  return FetchEvidence(cluster, request_id, response.verdict().leaf_index());
+}
+
+// The serialised evidence bundle of the verdict at `verdict_leaf_index` on
+// `request_id`.
+std::string FetchEvidence(Cluster& cluster, const std::string& request_id,
+                          uint64_t verdict_leaf_index) {
+  auto audit = cluster.AuditStub();
   v1::GetEvidenceRequest evidence;
   evidence.set_request_id(request_id);
-  evidence.set_verdict_leaf_index(response.verdict().leaf_index());
+  evidence.set_verdict_leaf_index(verdict_leaf_index);
   const absl::Time deadline = absl::Now() + absl::Seconds(20);
   for (;;) {  // the checkpoint may lag the verdict for a moment: poll
     v1::EvidenceBundle bundle;
@@ -108,6 +149,12 @@ void BundleTest::SetUpTestSuite() {
   w.mismatch_all = AuditAndFetch(c, x, {}, v1::FAIL_MISMATCH);
   w.bad_opening = AuditAndFetch(c, y, {2, 4}, v1::FAIL_OPENING);
   w.wrong_model = AuditAndFetch(c, z, {1}, v1::FAIL_MODEL);
+  w.promiser =
+      &c.StartProver({.prover_id = "prover-unlogged",
+                      .faults = std::make_shared<SkipSubmissionFaults>(),
+                      .receipt_wait = absl::Milliseconds(20),
+                      .promise_window = absl::Milliseconds(200)});
+  w.unlogged = BrokenPromiseBundle(c, *w.promiser);
 
   // The third party's own engine over the same model files.
   auto backend = kernels::DefaultBackend();

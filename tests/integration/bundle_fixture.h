@@ -46,6 +46,7 @@ struct World {
   RunningProver* cheat = nullptr;
   RunningProver* bad_opener = nullptr;
   RunningProver* other = nullptr;
+  RunningProver* promiser = nullptr;  // promises, never logs
   std::unique_ptr<kernels::model::Executor> executor;
   std::unique_ptr<kernels::model::Engine> engine;
   std::string model_digest;
@@ -57,6 +58,7 @@ struct World {
   std::string bad_opening;     // FAIL_OPENING: opened rows do not hash
   std::unique_ptr<ModelDir> other_model;
   std::string wrong_model;  // FAIL_MODEL: served under the other digest
+  std::string unlogged;     // FAIL_UNLOGGED: a promise never honoured
 };
 
 // Set by BundleTest::SetUpTestSuite, for the suite's lifetime.
@@ -77,7 +79,8 @@ class BundleTest : public ::testing::Test {
     t.log_key = world->cluster->verifier_key();
     t.prover_keys = {
         world->honest->key->public_key(), world->cheat->key->public_key(),
-        world->bad_opener->key->public_key(), world->other->key->public_key()};
+        world->bad_opener->key->public_key(), world->other->key->public_key(),
+        world->promiser->key->public_key()};
     return t;
   }
 

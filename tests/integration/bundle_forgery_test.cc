@@ -138,4 +138,22 @@ TEST_F(BundleTest, DetailsOfAHostileHeaderAreBounded) {
   }
 }
 }  // namespace
+// A broken promise's bundle (issue 13, item 3): the promise it carries is
+// checked against the prover keys and the verdict; that the log did not
+// hold the leaf is the verifier's word, so it is authentic, not re-derived.
+TEST_F(BundleTest, BrokenPromiseIsAuthenticButNotRederived) {
+  absl::StatusOr<BundleVerification> v = Verify(world->unlogged);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_TRUE(v->ok()) << Dump(*v);
+  EXPECT_FALSE(v->verdict_rederived);
+  EXPECT_EQ(v->verdict.outcome(), v1::FAIL_UNLOGGED);
+  EXPECT_EQ(StateOf(*v, "commitment_signature"), State::kPass) << Dump(*v);
+  EXPECT_EQ(StateOf(*v, "verdict_inclusion"), State::kPass) << Dump(*v);
+  EXPECT_EQ(StateOf(*v, "re_execution"), State::kNotApplicable);
+  // Without the promising prover's key, the promise does not verify.
+  BundleTrust strangers = Trust();
+  strangers.prover_keys.pop_back();
+  ExpectFails(world->unlogged, "commitment_signature", strangers);
+}
+
 }  // namespace layerproof::integration

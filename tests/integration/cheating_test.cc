@@ -72,12 +72,6 @@ class StallFaults : public prover::ProverFaults {
   bool StallOpenings() override { return true; }
 };
 
-// Hands out promises and never logs the commitments.
-class SkipSubmissionFaults : public prover::ProverFaults {
- public:
-  bool SkipSubmission() override { return true; }
-};
-
 grpc::Status Present(Cluster& cluster, const std::string& promise,
                      v1::PresentPromiseResponse* out) {
   auto audit = cluster.AuditStub();

@@ -65,6 +65,12 @@ class BadOpeningFaults : public prover::ProverFaults {
   }
 };
 
+// Hands out promises and never logs the commitments.
+class SkipSubmissionFaults : public prover::ProverFaults {
+ public:
+  bool SkipSubmission() override { return true; }
+};
+
 }  // namespace layerproof::integration
 
 #endif  // LAYERPROOF_TESTS_INTEGRATION_TEST_FAULTS_H_

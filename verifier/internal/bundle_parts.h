@@ -72,6 +72,21 @@ inline bool RefusedAtSubmission(const v1::Verdict& v) {
   return v.outcome() == v1::FAIL_SIGNATURE && !v.has_commitment_leaf_index();
 }
 
+// A FAIL_UNLOGGED verdict (a broken SubmissionPromise): the bundle has no
+// commitment, the verdict carries the promise instead.
+inline bool UnloggedPromise(const std::optional<v1::Verdict>& v) {
+  return v.has_value() && v->outcome() == v1::FAIL_UNLOGGED;
+}
+
+// For a FAIL_UNLOGGED verdict (bundle_promise.cc), in place of
+// commitment_signature: the promise the verdict carries verifies under the
+// given prover keys, is for the verdict's request and leaf, and its log_by
+// deadline precedes the verdict. Re-deriving the verdict would need a proof
+// that the log did not hold the leaf, which RFC 6962 trees do not give, so
+// re_execution is not applicable (exit 3).
+BundleCheckResult CheckUnloggedPromise(const Parts& p,
+                                       const BundleTrust& trust);
+
 // The last check, "re_execution" (bundle_reexecute.cc): re-runs the audit
 // the verdict records on `engine`, from the bundle's opening, and compares
 // the re-derived verdict with the bundle's. Not applicable where the
