@@ -195,13 +195,18 @@ absl::Status AuditScheduler::CatchUp() {
 
 absl::Status AuditScheduler::ResumePending() {
   LP_ASSIGN_OR_RETURN(const internal::Dbs db, dbs_->Get());
+  // The oldest that can be queued now (the running ones, still pending in
+  // the store, are among them); the rest wait for a later pass.
   LP_ASSIGN_OR_RETURN(std::vector<v1::AuditRecord> pending,
-                      db.store->PendingAudits());
+                      db.store->PendingAudits(options_.max_queued_audits +
+                                              size_t(options_.audit_threads)));
   for (const v1::AuditRecord& r : pending) Queue(r.audit_seed(), nullptr);
   return absl::OkStatus();
 }
 
 void AuditScheduler::Queue(const std::string& seed, VerdictCallback done) {
+  // Full: the audit stays pending in the store; a retry pass queues it.
+  if (pool_.queued() >= options_.max_queued_audits) return;
   {
     absl::MutexLock lock(&active_mu_);
     if (!active_.insert(seed).second) return;  // already queued or running
@@ -226,6 +231,13 @@ void AuditScheduler::Queue(const std::string& seed, VerdictCallback done) {
 void AuditScheduler::RequestAudit(std::string request_id, uint64_t leaf_index,
                                   std::vector<uint32_t> layers, bool all_layers,
                                   VerdictCallback done) {
+  if (pool_.queued() >= options_.max_queued_audits) {
+    done(absl::ResourceExhaustedError(
+        Cat("RequestAudit: ", pool_.queued(), " audits queued, want < ",
+            options_.max_queued_audits,
+            " (AuditSchedulerOptions.max_queued_audits); retry later")));
+    return;
+  }
   rpc::TaskPool::Task task;
   // Persisting the record is a synced write: done here, on a worker.
   task.run = [this, request_id = std::move(request_id), leaf_index,

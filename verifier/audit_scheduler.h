@@ -89,6 +89,10 @@ struct AuditSchedulerOptions {
   // closed INCONCLUSIVE (>= 1), and how often pending audits are retried.
   uint32_t max_audit_attempts = 5;
   absl::Duration retry_interval = absl::Seconds(30);
+  // Audits queued on the workers at most. A drawn audit past it stays
+  // pending in the store (persisted) and is queued by a later retry pass;
+  // an on-demand RequestAudit past it is refused with RESOURCE_EXHAUSTED.
+  size_t max_queued_audits = 10000;
 };
 
 struct AuditCounters {
@@ -118,7 +122,8 @@ class AuditScheduler {
 
   // Indexes every log entry not yet indexed (see the header comment).
   absl::Status CatchUp();
-  // Queues every pending audit in the store (at start, before CatchUp).
+  // Queues the oldest pending audits in the store, up to the queue's bound
+  // (at start, before CatchUp, and every retry_interval).
   absl::Status ResumePending();
 
   // Audits the commitment logged at `leaf_index` now, with `layers` (1..L,

@@ -199,12 +199,14 @@ absl::StatusOr<std::optional<bool>> AuditStore::AuditOnDemand(
   return std::optional<bool>(on_demand);
 }
 
-absl::StatusOr<std::vector<v1::AuditRecord>> AuditStore::PendingAudits() const {
+absl::StatusOr<std::vector<v1::AuditRecord>> AuditStore::PendingAudits(
+    size_t limit) const {
   std::vector<std::string> seeds;
   {
     std::unique_ptr<rocksdb::Iterator> it(
         db_->db()->NewIterator(rocksdb::ReadOptions(), db_->family(0)));
-    for (it->Seek("p/"); it->Valid() && it->key().starts_with("p/");
+    for (it->Seek("p/");
+         it->Valid() && it->key().starts_with("p/") && seeds.size() < limit;
          it->Next()) {
       const rocksdb::Slice k = it->key();
       if (k.size() < 2 + 8) continue;

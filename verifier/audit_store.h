@@ -128,8 +128,9 @@ class AuditStore {
   // every verdict).
   absl::StatusOr<std::optional<bool>> AuditOnDemand(
       std::string_view audit_seed) const;
-  // Every audit not yet done, oldest first.
-  absl::StatusOr<std::vector<v1::AuditRecord>> PendingAudits() const;
+  // The audits not yet done, oldest first, at most `limit` of them.
+  absl::StatusOr<std::vector<v1::AuditRecord>> PendingAudits(
+      size_t limit = SIZE_MAX) const;
   absl::StatusOr<std::optional<v1::VerdictIndexEntry>> Verdict(
       uint64_t leaf_index) const;
   // The verdict leaf indices of one request, ascending. Once a commitment

@@ -40,6 +40,7 @@ v1::SubmitResult Accepted(uint64_t index, bool duplicate) {
 
 struct Submitter::Batch {
   std::vector<std::string> envelopes;
+  size_t bytes = 0;       // of the envelopes, counted in bytes_in_flight_
   std::string submitter;  // the client certificate's CN; "" if none
   std::vector<v1::SubmitResult> results;
   std::atomic<size_t> remaining{0};
@@ -49,17 +50,39 @@ struct Submitter::Batch {
 Submitter::Submitter(std::shared_ptr<internal::DbHandles> dbs,
                      const ProverDirectory& provers, AuditScheduler& scheduler,
                      size_t max_leaf_bytes, int threads,
+                     size_t max_bytes_in_flight,
                      absl::Duration refusal_verdict_interval)
     : dbs_(std::move(dbs)),
       provers_(provers),
       scheduler_(scheduler),
       max_leaf_bytes_(max_leaf_bytes),
+      max_bytes_in_flight_(max_bytes_in_flight),
       refusal_verdict_interval_(refusal_verdict_interval),
       pool_(threads) {}
 
 void Submitter::Submit(std::vector<std::string> envelopes,
                        std::string submitter, Done done) {
+  size_t bytes = 0;
+  for (const std::string& e : envelopes) bytes += e.size();
+  size_t busy = 0;
+  bool admitted = false;
+  {
+    absl::MutexLock lock(&in_flight_mu_);
+    busy = bytes_in_flight_;
+    admitted =
+        bytes <= max_bytes_in_flight_ && busy <= max_bytes_in_flight_ - bytes;
+    if (admitted) bytes_in_flight_ += bytes;
+  }
+  if (!admitted) {
+    done(absl::ResourceExhaustedError(
+        Cat("Log.Submit: ", bytes, " bytes with ", busy,
+            " bytes of submissions in flight, want <= ", max_bytes_in_flight_,
+            " in all (VerifierOptions.max_submission_bytes_in_flight); "
+            "retry later")));
+    return;
+  }
   auto batch = std::make_shared<Batch>();
+  batch->bytes = bytes;
   batch->submitter = std::move(submitter);
   batch->envelopes = std::move(envelopes);
   batch->results.resize(batch->envelopes.size());
@@ -245,6 +268,10 @@ void Submitter::Finish(Batch& batch) {
     }
     return out;
   }();
+  {
+    absl::MutexLock lock(&in_flight_mu_);
+    bytes_in_flight_ -= batch.bytes;
+  }
   Done done = std::move(batch.done);
   done(std::move(response));
 }

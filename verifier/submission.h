@@ -29,6 +29,12 @@
 // batch, so it covers every accepted envelope) and each accepted
 // envelope's inclusion proof at that checkpoint's size.
 //
+// Bounded: the envelope bytes of batches admitted but not yet answered are
+// at most max_bytes_in_flight; a batch that would go past it is refused
+// whole with RESOURCE_EXHAUSTED before anything is queued (the prover's
+// submitter retries with backoff), so a flood of 16 MiB batches cannot
+// grow the queue without bound.
+//
 // Thread safety: every method is thread-safe.
 #ifndef LAYERPROOF_VERIFIER_SUBMISSION_H_
 #define LAYERPROOF_VERIFIER_SUBMISSION_H_
@@ -63,7 +69,7 @@ class Submitter {
   // `provers` and `scheduler` must outlive the Submitter.
   Submitter(std::shared_ptr<internal::DbHandles> dbs,
             const ProverDirectory& provers, AuditScheduler& scheduler,
-            size_t max_leaf_bytes, int threads,
+            size_t max_leaf_bytes, int threads, size_t max_bytes_in_flight,
             absl::Duration refusal_verdict_interval = absl::Seconds(1));
   Submitter(const Submitter&) = delete;
   Submitter& operator=(const Submitter&) = delete;
@@ -103,7 +109,11 @@ class Submitter {
   const ProverDirectory& provers_;
   AuditScheduler& scheduler_;
   const size_t max_leaf_bytes_;
+  const size_t max_bytes_in_flight_;
   const absl::Duration refusal_verdict_interval_;
+
+  absl::Mutex in_flight_mu_;
+  size_t bytes_in_flight_ ABSL_GUARDED_BY(in_flight_mu_) = 0;
 
   absl::Mutex refusals_mu_;
   // When each submitter last got a refusal verdict (one entry per

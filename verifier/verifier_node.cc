@@ -65,6 +65,9 @@ absl::Status ValidateOptions(const VerifierOptions& o) {
   if (o.max_audit_attempts < 1 || o.max_audit_attempts > 1000) {
     return Invalid("max_audit_attempts", Cat(o.max_audit_attempts), "1..1000");
   }
+  if (o.max_queued_audits < 1) {
+    return Invalid("max_queued_audits", "0", ">= 1");
+  }
   if (o.audit_retry_interval <= absl::ZeroDuration()) {
     return Invalid("audit_retry_interval",
                    absl::FormatDuration(o.audit_retry_interval), "> 0");
@@ -74,6 +77,11 @@ absl::Status ValidateOptions(const VerifierOptions& o) {
                    "> 0");
   }
   if (o.max_leaf_bytes == 0) return Invalid("max_leaf_bytes", "0", ">= 1");
+  if (o.max_submission_bytes_in_flight < o.max_leaf_bytes) {
+    return Invalid("max_submission_bytes_in_flight",
+                   Cat(o.max_submission_bytes_in_flight),
+                   Cat(">= max_leaf_bytes (", o.max_leaf_bytes, ")"));
+  }
   if (o.max_evidence_bytes == 0) {
     return Invalid("max_evidence_bytes", "0", ">= 1");
   }
@@ -161,6 +169,7 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
   scheduler_options.log_origin = node->log_origin_;
   scheduler_options.max_audit_attempts = options.max_audit_attempts;
   scheduler_options.retry_interval = options.audit_retry_interval;
+  scheduler_options.max_queued_audits = options.max_queued_audits;
   node->scheduler_ = std::make_unique<AuditScheduler>(
       std::move(scheduler_options), node->dbs_, *node->provers_,
       *node->re_executor_, node->openings_);
@@ -172,7 +181,7 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
   // The services.
   node->submitter_ = std::make_unique<Submitter>(
       node->dbs_, *node->provers_, *node->scheduler_, options.max_leaf_bytes,
-      options.submit_threads);
+      options.submit_threads, options.max_submission_bytes_in_flight);
   node->authorizer_ =
       std::make_unique<rpc::Authorizer>(options.roles, options.insecure);
   node->log_service_ = std::make_unique<LogService>(

@@ -89,8 +89,13 @@ struct VerifierOptions {
   // (audit_scheduler.h "Closing").
   uint32_t max_audit_attempts = 5;
   absl::Duration audit_retry_interval = absl::Seconds(30);
+  // Audits queued on the workers at most (audit_scheduler.h).
+  size_t max_queued_audits = 10000;
   // Largest envelope the log accepts.
   size_t max_leaf_bytes = 1 << 20;
+  // Envelope bytes of Log.Submit batches admitted but not yet answered;
+  // past it a batch is refused with RESOURCE_EXHAUSTED (submission.h).
+  size_t max_submission_bytes_in_flight = size_t{256} << 20;
   // Largest EvidenceBundle GetEvidence returns (RESOURCE_EXHAUSTED naming
   // the size beyond it); below the server's send limit
   // (rpc::ServerConfig.max_send_message_bytes, 64 MiB by default), which a

@@ -174,7 +174,19 @@ struct NodeSetup {
   uint32_t max_audit_attempts = 5;
   absl::Duration retry_interval = absl::Seconds(30);
   absl::Duration prover_retention = absl::Hours(24 * 7);
+  size_t max_submission_bytes_in_flight = 0;  // 0: the default
+  size_t max_queued_audits = 0;               // 0: the default
 };
+
+template <typename Pred>
+bool Eventually(Pred done) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (!done()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  return true;
+}
 
 // A running verifier node and stubs for its services.
 class Verifier {
@@ -196,6 +208,13 @@ class Verifier {
                          setup.opening_address, opening_tls,
                          setup.prover_retention});
     o.max_audit_attempts = setup.max_audit_attempts;
+    if (setup.max_submission_bytes_in_flight != 0) {
+      o.max_leaf_bytes = setup.max_submission_bytes_in_flight;
+      o.max_submission_bytes_in_flight = setup.max_submission_bytes_in_flight;
+    }
+    if (setup.max_queued_audits != 0) {
+      o.max_queued_audits = setup.max_queued_audits;
+    }
     o.audit_retry_interval = setup.retry_interval;
     o.provers.push_back({"prover-2", Prover2Key().public_key(), "", {}});
     o.policy.rate = setup.rate;
@@ -382,6 +401,82 @@ TEST(VerifierNodeTest, BatchOfManyIsLoggedWithOneCheckpointCoveringAll) {
   EXPECT_EQ(response.results(6).code(),
             int(grpc::StatusCode::INVALID_ARGUMENT));
   EXPECT_EQ(v.node().counters().commitments_logged, 6u);
+}
+
+// Regression (issue 13, item 7): submissions never refused, each task
+// holding the whole (up to 16 MiB) batch. Envelope bytes in flight are
+// bounded; a batch past the bound is refused whole, nothing appended.
+TEST(VerifierNodeTest, SubmissionsPastTheInFlightBoundAreRefused) {
+  TempDir dir;
+  std::vector<std::string> envelopes;
+  size_t bytes = 0;
+  for (int i = 0; i < 6; ++i) {
+    envelopes.push_back(
+        Serve(ProverKey(), "prover-1", {1, 2, int32_t(3 + i)}).envelope);
+    bytes += envelopes.back().size();
+  }
+  NodeSetup setup;
+  setup.openings = std::make_shared<HonestOpenings>();
+  setup.rate = 0;
+  setup.max_submission_bytes_in_flight = bytes - 1;
+  Verifier v(dir.path(), setup);
+  v1::SubmitResponse response;
+  const grpc::Status refused = v.Submit(envelopes, &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(refused.error_message().find("max_submission_bytes_in_flight"),
+            std::string::npos)
+      << refused.error_message();
+  EXPECT_EQ(v.node().log()->Size(), 0u);
+  // Within the bound (and after the refusal released nothing it held).
+  envelopes.pop_back();
+  ASSERT_TRUE(v.Submit(envelopes, &response).ok());
+  EXPECT_EQ(response.results_size(), 5);
+  EXPECT_EQ(v.node().log()->Size(), 5u);
+  ASSERT_TRUE(v.Submit(envelopes, &response).ok());  // released again
+}
+
+// Regression (issue 13, item 7): the audit queue never refused. On-demand
+// audits past max_queued_audits are RESOURCE_EXHAUSTED; drawn ones stay
+// pending in the store and are queued by a later pass.
+TEST(VerifierNodeTest, AuditsPastTheQueueBoundWaitOrAreRefused) {
+  TempDir dir;
+  Served s = Serve(ProverKey(), "prover-1");
+  auto held = std::make_shared<HonestOpenings>();
+  held->Add(s);
+  held->Hold();  // the first audit blocks a worker in its opening
+  NodeSetup setup;
+  setup.openings = held;
+  setup.max_queued_audits = 1;
+  Verifier v(dir.path(), setup);
+  ASSERT_EQ(v.SubmitOne(s.envelope).code(), 0);
+  ASSERT_TRUE(Eventually([&] { return held->opens() == 1; }));
+  v1::RequestAuditRequest request;
+  request.set_request_id(s.request_id);
+  v1::RequestAuditResponse response;
+  // The second worker takes the first on-demand audit (it blocks too) ...
+  std::thread first([&] {
+    v1::RequestAuditResponse r;
+    EXPECT_TRUE(v.RequestAudit(request, &r).ok());
+  });
+  ASSERT_TRUE(Eventually([&] { return held->opens() == 2; }));
+  // ... the next one waits in the queue ...
+  std::thread second([&] {
+    v1::RequestAuditResponse r;
+    EXPECT_TRUE(v.RequestAudit(request, &r).ok());
+  });
+  ASSERT_TRUE(
+      Eventually([&] { return v.node().counters().audits_queued == 1; }));
+  // ... and one more is refused.
+  const grpc::Status refused = v.RequestAudit(request, &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << refused.error_message();
+  held->Release();
+  first.join();
+  second.join();
+  ASSERT_TRUE(v.node().WaitIdle(absl::Seconds(60)).ok());
+  v1::GetVerdictResponse verdicts;
+  ASSERT_TRUE(v.GetVerdict(s.request_id, &verdicts).ok());
+  EXPECT_EQ(verdicts.verdicts_size(), 3);
 }
 
 // Regression: anyone (here an anonymous client of an --insecure verifier)
@@ -603,15 +698,6 @@ TEST(VerifierNodeTest, LogReads) {
 }
 
 // Polls `done` until it holds or 30 s pass.
-template <typename Pred>
-bool Eventually(Pred done) {
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (!done()) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(2));
-  }
-  return true;
-}
 
 TEST(VerifierNodeTest, DrawnAuditPassesAndItsEvidenceVerifies) {
   TempDir dir;
