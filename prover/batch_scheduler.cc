@@ -4,18 +4,31 @@
 #include <set>
 #include <utility>
 
+#include "store/internal/str_cat.h"
 #include "store/status.h"
 
 namespace layerproof::prover {
 
+using store::internal::Cat;
+
 namespace model = kernels::model;
 
-BatchScheduler::BatchScheduler(model::Engine& engine, int64_t max_sequences)
-    : engine_(engine), max_sequences_(std::max<int64_t>(1, max_sequences)) {
+BatchScheduler::BatchScheduler(model::Engine& engine, int64_t max_sequences,
+                               size_t max_waiting)
+    : engine_(engine),
+      max_sequences_(std::max<int64_t>(1, max_sequences)),
+      max_waiting_(max_waiting) {
   thread_ = std::thread([this] { Loop(); });
 }
 
 BatchScheduler::~BatchScheduler() { Drain(absl::Now()); }
+
+absl::Status BatchScheduler::QueueFull(size_t wanted) const {
+  return absl::ResourceExhaustedError(
+      Cat("prover: ", waiting_.size(), " requests waiting for the engine, ",
+          wanted, " more would pass the bound of ", max_waiting_,
+          " (ProverOptions.max_waiting_requests); retry later"));
+}
 
 absl::StatusOr<uint64_t> BatchScheduler::Enqueue(ScheduledGeneration g) {
   absl::MutexLock lock(&mu_);
@@ -24,6 +37,7 @@ absl::StatusOr<uint64_t> BatchScheduler::Enqueue(ScheduledGeneration g) {
         "prover: shutting down, not accepting "
         "requests");
   }
+  if (waiting_.size() >= max_waiting_) return QueueFull(1);
   const uint64_t ticket = next_ticket_++;
   waiting_.push_back(Waiting{ticket, std::move(g)});
   return ticket;
@@ -35,6 +49,9 @@ absl::StatusOr<std::vector<uint64_t>> BatchScheduler::EnqueueAll(
   if (draining_) {
     return absl::UnavailableError(
         "prover: shutting down, not accepting requests");
+  }
+  if (gs.size() > max_waiting_ - std::min(max_waiting_, waiting_.size())) {
+    return QueueFull(gs.size());
   }
   std::vector<uint64_t> tickets;
   for (ScheduledGeneration& g : gs) {

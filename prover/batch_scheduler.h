@@ -3,7 +3,9 @@
 // steps every sequence in flight (Step), hands each sampled token to its
 // request, and hands each finished sequence over (TakeFinished).
 //
-// Requests beyond the engine's max_sequences wait in the queue. A request
+// Requests beyond the engine's max_sequences wait in the queue, at most
+// max_waiting of them: past that Enqueue refuses with RESOURCE_EXHAUSTED
+// (Generate answers it to the client), so the queue is bounded. A request
 // cancelled while queued finishes with CANCELLED (it never ran); one
 // cancelled in flight is Engine::Cancel'ed and finishes normally with
 // FinishReason::kCancelled. If a Step fails, every sequence in flight fails
@@ -44,16 +46,20 @@ struct ScheduledGeneration {
 class BatchScheduler {
  public:
   // `engine` must outlive the scheduler; at most `max_sequences` run at
-  // once (the engine's own limit).
-  BatchScheduler(kernels::model::Engine& engine, int64_t max_sequences);
+  // once (the engine's own limit) and `max_waiting` wait.
+  BatchScheduler(kernels::model::Engine& engine, int64_t max_sequences,
+                 size_t max_waiting = kDefaultMaxWaiting);
+  static constexpr size_t kDefaultMaxWaiting = 1024;
   ~BatchScheduler();  // Drain(now)
   BatchScheduler(const BatchScheduler&) = delete;
   BatchScheduler& operator=(const BatchScheduler&) = delete;
 
-  // Queues `g`; returns its ticket (for Cancel). Unavailable once draining.
+  // Queues `g`; returns its ticket (for Cancel). Unavailable once draining,
+  // ResourceExhausted with max_waiting requests waiting.
   absl::StatusOr<uint64_t> Enqueue(ScheduledGeneration g);
   // Queues every one of `gs` at once, so that they join the same engine
-  // step (as far as max_sequences allows); their tickets in order.
+  // step (as far as max_sequences allows); their tickets in order. All or
+  // none: ResourceExhausted when they do not all fit under max_waiting.
   absl::StatusOr<std::vector<uint64_t>> EnqueueAll(
       std::vector<ScheduledGeneration> gs);
   // Cancels the request with `ticket`; unknown or finished tickets are
@@ -79,12 +85,14 @@ class BatchScheduler {
     uint64_t ticket;
     ScheduledGeneration g;
   };
+  absl::Status QueueFull(size_t wanted) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void Loop();
   void AdmitAndCancel();
   void StepOnce();
 
   kernels::model::Engine& engine_;
   const int64_t max_sequences_;
+  const size_t max_waiting_;
 
   mutable absl::Mutex mu_;
   bool draining_ ABSL_GUARDED_BY(mu_) = false;

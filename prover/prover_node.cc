@@ -181,8 +181,8 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   }
   n.submitter->Requeue(pending);
 
-  n.scheduler =
-      std::make_unique<BatchScheduler>(*n.engine, o.engine.max_sequences);
+  n.scheduler = std::make_unique<BatchScheduler>(
+      *n.engine, o.engine.max_sequences, o.max_waiting_requests);
   n.commit_pool = std::make_unique<rpc::TaskPool>(1);
   n.opening_pool = std::make_unique<rpc::TaskPool>(o.opening_threads);
   PipelineConfig pc;

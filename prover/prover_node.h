@@ -68,6 +68,9 @@ struct ProverOptions {
   // SubmissionPromise.log_origin, the log a promise is judged by. Required.
   std::string log_origin;
   kernels::model::EngineOptions engine;
+  // Requests waiting for the engine (beyond engine.max_sequences running)
+  // at most; past it Generate is RESOURCE_EXHAUSTED (batch_scheduler.h).
+  size_t max_waiting_requests = 1024;
   // Largest GenerateRequest.max_tokens.
   uint32_t max_new_tokens = 1024;
   // Longest prompt in tokens (and below the context) and in text bytes.

@@ -67,5 +67,63 @@ TEST(BatchScheduler, EnqueueAllPutsEveryRequestInTheFirstStep) {
   scheduler.Drain(absl::Now());
 }
 
+// Regression (issue 13, item 7): the generation queue never refused. With
+// the engine busy, max_waiting requests wait and the next is refused with
+// RESOURCE_EXHAUSTED; EnqueueAll is all or nothing.
+TEST(BatchScheduler, QueueBeyondMaxWaitingIsRefused) {
+  auto synth = model::testing::MakeSynthModel("prover_sched_bound", false);
+  auto executor = model::MakeHostExecutor(*kernels::DefaultBackend());
+  auto engine = model::Engine::Create(*synth->model, executor.get());
+  ASSERT_TRUE(engine.ok());
+  BatchScheduler scheduler(**engine, /*max_sequences=*/1, /*max_waiting=*/1);
+  absl::Mutex mu;
+  bool release = false;
+  bool running = false;
+  int finished = 0;
+  auto request = [&](bool block) {
+    ScheduledGeneration g;
+    g.request.prompt = {1, 2, 3};
+    g.request.max_new_tokens = 2;
+    g.request.ignore_eos = true;
+    if (block) {
+      // Holds the engine thread (a test only: callbacks must not block).
+      g.on_token = [&](int32_t) {
+        absl::MutexLock lock(&mu);
+        running = true;
+        mu.Await(absl::Condition(&release));
+      };
+    }
+    g.on_finished = [&](absl::StatusOr<model::FinishedSequence> f) {
+      EXPECT_TRUE(f.ok()) << f.status();
+      absl::MutexLock lock(&mu);
+      ++finished;
+    };
+    return g;
+  };
+  ASSERT_TRUE(scheduler.Enqueue(request(true)).ok());
+  {
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(&running));  // in flight, the engine held
+  }
+  ASSERT_TRUE(scheduler.Enqueue(request(false)).ok());  // waits
+  absl::StatusOr<uint64_t> refused = scheduler.Enqueue(request(false));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted)
+      << refused.status();
+  EXPECT_NE(refused.status().message().find("max_waiting_requests"),
+            std::string::npos);
+  std::vector<ScheduledGeneration> batch;
+  batch.push_back(request(false));
+  EXPECT_EQ(scheduler.EnqueueAll(std::move(batch)).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(scheduler.active(), 2);
+  {
+    absl::MutexLock lock(&mu);
+    release = true;
+    mu.Await(absl::Condition(
+        +[](int* n) { return *n == 2; }, &finished));
+  }
+  scheduler.Drain(absl::Now());
+}
+
 }  // namespace
 }  // namespace layerproof::prover
