@@ -32,12 +32,15 @@ struct Logged {
   int64_t logged_at = 0;
   bool logged_at_known = false;
   uint32_t num_layers = 0;
+  // Committed without a client nonce: the prover chose the seed.
+  bool without_nonce = false;
   bool audited = false;
   bool drawn = false;  // audited by a policy draw
 };
 
 struct Tally {
   uint64_t commitments = 0;
+  uint64_t commitments_without_nonce = 0;
   uint64_t audited_commitments = 0;
   uint64_t drawn_audited_commitments = 0;
   uint64_t audits = 0;
@@ -80,6 +83,7 @@ void CountVerdict(Tally& t, Kind kind, v1::VerdictOutcome outcome,
 
 void CountCommitment(Tally& t, const Logged& c) {
   ++t.commitments;
+  if (c.without_nonce) ++t.commitments_without_nonce;
   if (c.audited) ++t.audited_commitments;
   if (c.drawn) ++t.drawn_audited_commitments;
 }
@@ -116,6 +120,7 @@ nlohmann::json DetectionJson(const Tally& t) {
 // The counts every split shares.
 void PutCounts(nlohmann::json& out, const Tally& t) {
   out["commitments"] = t.commitments;
+  out["commitments_without_nonce"] = t.commitments_without_nonce;
   out["audited_commitments"] = t.audited_commitments;
   out["drawn_audited_commitments"] = t.drawn_audited_commitments;
   out["audits"] = t.audits;
@@ -239,6 +244,7 @@ absl::StatusOr<nlohmann::json> BuildReport(const store::Log& log,
       l.logged_at = when;
       l.logged_at_known = !by_prover_clock;
       l.num_layers = c->num_layers();
+      l.without_nonce = c->client_nonce().empty();
       logged.emplace(i, std::move(l));
       continue;
     }

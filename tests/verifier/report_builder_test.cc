@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,10 @@ class Fixture {
   }
 
   // Logs a commitment by `prover` created at `t`; returns its leaf index.
-  uint64_t Commit(const std::string& prover, int64_t t) {
+  uint64_t Commit(const std::string& prover, int64_t t,
+                  std::optional<std::string> nonce = std::nullopt) {
     v1::Commitment c = template_;
+    if (nonce.has_value()) c.set_client_nonce(*nonce);
     c.set_request_id(FreshBytes(16));
     c.set_prover_id(prover);
     c.set_created_at_unix_nanos(t);
@@ -340,6 +343,19 @@ TEST(ReportBuilderTest, RealisedRateCountsOnlyDrawnAudits) {
   EXPECT_EQ(r["detection"]["drawn_audits"], 1);
   EXPECT_EQ(r["detection"]["layer_fraction_mean"],
             1.0 / double(TheWorld().layers));
+}
+
+// Requests without a client nonce (the prover chose the seed) are counted
+// apart (issue 13, item 2).
+TEST(ReportBuilderTest, CommitmentsWithoutANonceAreCountedApart) {
+  Fixture f;
+  f.Commit("prover-1", kT0 + kSecond, "a nonce");
+  f.Commit("prover-1", kT0 + kSecond, "");
+  f.Commit("prover-2", kT0 + kSecond, "");
+  const nlohmann::json r = f.Build(kT0, kT0 + 10 * kSecond);
+  EXPECT_EQ(r["totals"]["commitments"], 3);
+  EXPECT_EQ(r["totals"]["commitments_without_nonce"], 2);
+  EXPECT_EQ(ProverEntry(r, "prover-1")["commitments_without_nonce"], 1);
 }
 
 // An audit the verifier closed without re-executing (v1::INCONCLUSIVE: its
