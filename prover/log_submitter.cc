@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "grpcpp/client_context.h"
+#include "kernels/status.h"
 #include "store/checkpoint.h"
 #include "store/crypto.h"
 #include "store/internal/str_cat.h"
@@ -19,6 +20,24 @@ std::string Hex(std::string_view s) {
   return store::HexEncode(store::AsBytes(s));
 }
 
+// A proof's hashes as received; InvalidArgument naming `field` for one that
+// is not 32 bytes.
+absl::StatusOr<std::vector<store::Sha256Hash>> ProofHashes(
+    const google::protobuf::RepeatedPtrField<std::string>& hashes,
+    const char* field) {
+  std::vector<store::Sha256Hash> proof;
+  for (const std::string& h : hashes) {
+    if (h.size() != 32) {
+      return absl::InvalidArgumentError(
+          Cat(field, ": a hash of ", h.size(), " bytes, want 32"));
+    }
+    store::Sha256Hash x;
+    std::copy(h.begin(), h.end(), x.begin());
+    proof.push_back(x);
+  }
+  return proof;
+}
+
 // The inclusion of `envelope` that `result` and `response` state, checked
 // against the checkpoint's root.
 absl::StatusOr<v1::LogInclusion> CheckedInclusion(
@@ -29,17 +48,9 @@ absl::StatusOr<v1::LogInclusion> CheckedInclusion(
         Cat("SubmitResponse.tree_size ", response.tree_size(),
             " differs from its checkpoint's size ", checkpoint.size));
   }
-  std::vector<store::Sha256Hash> proof;
-  for (const std::string& h : result.inclusion_proof()) {
-    if (h.size() != 32) {
-      return absl::InvalidArgumentError(
-          Cat("SubmitResult.inclusion_proof: a hash of ", h.size(),
-              " bytes, want 32"));
-    }
-    store::Sha256Hash x;
-    std::copy(h.begin(), h.end(), x.begin());
-    proof.push_back(x);
-  }
+  LP_ASSIGN_OR_RETURN(
+      const std::vector<store::Sha256Hash> proof,
+      ProofHashes(result.inclusion_proof(), "SubmitResult.inclusion_proof"));
   absl::Status verified =
       store::VerifyInclusion(store::LeafHash(envelope), result.leaf_index(),
                              response.tree_size(), proof, checkpoint.root);
@@ -92,17 +103,9 @@ absl::StatusOr<store::Checkpoint> LogSubmitter::AcceptCheckpoint(
                                         ", ", cp->size,
                                         "): ", status.error_message()));
     }
-    std::vector<store::Sha256Hash> proof;
-    for (const std::string& h : response.proof()) {
-      if (h.size() != 32) {
-        return absl::InvalidArgumentError(
-            Cat("GetConsistencyProofResponse.proof: a hash of ", h.size(),
-                " bytes, want 32"));
-      }
-      store::Sha256Hash x;
-      std::copy(h.begin(), h.end(), x.begin());
-      proof.push_back(x);
-    }
+    LP_ASSIGN_OR_RETURN(
+        const std::vector<store::Sha256Hash> proof,
+        ProofHashes(response.proof(), "GetConsistencyProofResponse.proof"));
     absl::Status consistent = store::VerifyConsistency(
         last.size, cp->size, last.root, cp->root, proof);
     if (!consistent.ok()) {
