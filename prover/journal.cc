@@ -18,6 +18,8 @@ using store::ToSlice;
 using store::internal::Cat;
 
 constexpr char kPendingFamily[] = "pending";
+// In the entries family; not 16 bytes, so never a request id.
+constexpr char kLogCheckpointKey[] = "meta/log_checkpoint";
 constexpr char kByTimeFamily[] = "by_time";
 
 std::string Hex(std::string_view id) {
@@ -185,6 +187,17 @@ absl::StatusOr<JournalSweep> ProverJournal::DeleteOlderThan(
   if (sweep.deleted == 0) return sweep;
   LP_RETURN_IF_ERROR(db_->Check(db_->db()->Write(SyncWrite(), &wb), "sweep"));
   return sweep;
+}
+
+absl::Status ProverJournal::SetLogCheckpoint(std::string_view note) {
+  return db_->Check(
+      db_->db()->Put(SyncWrite(), entries_, kLogCheckpointKey, ToSlice(note)),
+      "write the log checkpoint");
+}
+
+absl::StatusOr<std::optional<std::string>> ProverJournal::LogCheckpoint()
+    const {
+  return db_->Get(entries_, kLogCheckpointKey, "the log checkpoint");
 }
 
 }  // namespace layerproof::prover

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,6 +78,12 @@ class ProverJournal {
                            std::string message);
   // Every pending entry, in request-id order.
   absl::StatusOr<std::vector<v1::JournalEntry>> Pending() const;
+  // The log's last checkpoint this prover accepted (a signed note), kept
+  // so that a restarted prover still requires the log's next checkpoints
+  // to extend it (log_submitter.h); nullopt before the first. Stored under
+  // a key no request id can take (request ids are 16 bytes).
+  absl::Status SetLogCheckpoint(std::string_view note);
+  absl::StatusOr<std::optional<std::string>> LogCheckpoint() const;
   // Deletes every entry with created_at_unix_nanos < cutoff that is not
   // pending submission; says how many it deleted and kept.
   absl::StatusOr<JournalSweep> DeleteOlderThan(int64_t cutoff_unix_nanos);

@@ -115,6 +115,10 @@ absl::StatusOr<store::Checkpoint> LogSubmitter::AcceptCheckpoint(
               last.size, "): ", std::string(consistent.message())));
     }
   }
+  if (cp->size != last.size) {
+    // Kept before it is relied on: a crash after this still has it.
+    LP_RETURN_IF_ERROR(journal_.SetLogCheckpoint(note));
+  }
   last_checkpoint_ = *cp;
   return cp;
 }
@@ -143,6 +147,20 @@ LogSubmitter::LogSubmitter(
       options_(options) {
   last_checkpoint_.size = 0;
   last_checkpoint_.root = store::EmptyRoot();
+  // The last checkpoint a previous run accepted: the log's next ones must
+  // extend it too. One that no longer verifies (another log key) is
+  // ignored, with a warning.
+  absl::StatusOr<std::optional<std::string>> stored = journal_.LogCheckpoint();
+  if (stored.ok() && stored->has_value()) {
+    absl::StatusOr<store::Checkpoint> cp =
+        log_key_->Verify(**stored, expected_origin_);
+    if (cp.ok()) {
+      last_checkpoint_ = *cp;
+    } else {
+      rpc::LogEvent("warn", "prover.submitter", "stored_checkpoint_ignored",
+                    {{"message", std::string(cp.status().message())}});
+    }
+  }
   thread_ = std::thread([this] { Loop(); });
   expiry_thread_ = std::thread([this] { ExpiryLoop(); });
 }

@@ -17,7 +17,9 @@
 // by the configured log key (and, when set, the configured origin) and must
 // extend the last one this submitter accepted: a larger tree is proven
 // consistent with it (Log.GetConsistencyProof, RFC 9162 §2.1.4), an equal
-// size has the same root, and the tree never shrinks. Until a checkpoint
+// size has the same root, and the tree never shrinks. The last accepted
+// checkpoint is kept in the journal, so this holds across restarts. Until a
+// checkpoint
 // passes, nothing it covers is journaled or handed to a client; the batch is
 // retried and a "bad_checkpoint" line is logged (a forged or forked log
 // never reaches a receipt).

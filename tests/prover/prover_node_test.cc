@@ -45,11 +45,22 @@ namespace model = kernels::model;
 class FakeLog final : public v1::Log::CallbackService {
  public:
   FakeLog(store::KeyRing keys, std::shared_ptr<store::CheckpointSigner> signer)
-      : keys_(std::move(keys)) {
+      : keys_(std::move(keys)), signer_(std::move(signer)) {
     store::LogOptions o;
     o.origin = "test.layerproof/log";
-    o.signer = signer;
+    o.signer = signer_;
     log_ = *store::MemoryLog::Create(o);
+  }
+  // Replaces the tree by a fork under the same key: its first leaf is not
+  // the one this log held, so its later checkpoints are valid notes with
+  // valid inclusion proofs, yet not consistent with the earlier ones.
+  void Fork() {
+    absl::MutexLock lock(&mu_);
+    store::LogOptions o;
+    o.origin = "test.layerproof/log";
+    o.signer = signer_;
+    log_ = *store::MemoryLog::Create(o);
+    EXPECT_TRUE(log_->Append("a forked first entry").ok());
   }
   grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
                                    const v1::SubmitRequest* request,
@@ -106,6 +117,7 @@ class FakeLog final : public v1::Log::CallbackService {
       const v1::GetConsistencyProofRequest* request,
       v1::GetConsistencyProofResponse* response) override {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    absl::MutexLock lock(&mu_);
     auto proof =
         log_->ConsistencyProof(request->old_size(), request->new_size());
     if (!proof.ok()) {
@@ -154,6 +166,7 @@ class FakeLog final : public v1::Log::CallbackService {
   bool released_ ABSL_GUARDED_BY(block_mu_) = false;
   int submit_started_ ABSL_GUARDED_BY(block_mu_) = 0;
   store::KeyRing keys_;
+  const std::shared_ptr<store::CheckpointSigner> signer_;
   std::unique_ptr<store::Log> log_;
   mutable absl::Mutex mu_;
   int submit_calls_ ABSL_GUARDED_BY(mu_) = 0;
@@ -408,7 +421,7 @@ TEST_F(ProverNodeTest, ForgedOrForkedCheckpointsNeverReachAReceipt) {
   const Forgery forgeries[] = {
       {"another key",
        [forger](store::Checkpoint cp) { return *forger->Sign(cp); }},
-      {"a forked root under the log's key",
+      {"a flipped root under the log's key",
        [true_signer](store::Checkpoint cp) {
          cp.root[0] ^= 1;
          return *true_signer->Sign(cp);
@@ -443,6 +456,27 @@ TEST_F(ProverNodeTest, ForgedOrForkedCheckpointsNeverReachAReceipt) {
     }));
     ExpectInclusionVerifies(response.commitment_envelope(), got.inclusion());
   }
+}
+
+// A forked log under the log's own key: valid notes and valid inclusion
+// proofs of a tree that does not extend the one the prover saw. The last
+// accepted checkpoint is journaled, so even a restarted prover refuses it.
+TEST_F(ProverNodeTest, ForkedLogIsRefusedEvenAfterARestart) {
+  StartLog();
+  StartProver(log_server_->port(), absl::Milliseconds(500));
+  v1::GenerateResponse first;
+  ASSERT_TRUE(Generate(Request(), &first).ok());
+  ASSERT_TRUE(first.receipt().has_inclusion());  // size 1, accepted
+  ASSERT_TRUE(StopProver().ok());
+  StartProver(log_server_->port(), absl::Milliseconds(500));
+  fake_log_->Fork();
+  v1::GenerateRequest request = Request();
+  request.set_seed(request.seed() + 1);
+  v1::GenerateResponse second;
+  ASSERT_TRUE(Generate(request, &second).ok());
+  EXPECT_EQ(fake_log_->size(), 2u);  // logged in the fork, at index 1
+  EXPECT_FALSE(second.receipt().has_inclusion());
+  EXPECT_TRUE(second.receipt().has_promise_envelope());
 }
 
 TEST_F(ProverNodeTest, StreamingDeliversTheSameTokensAsUnary) {
