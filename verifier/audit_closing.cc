@@ -13,6 +13,7 @@
 #include "store/merkle.h"
 #include "store/rpc/structured_log.h"
 #include "verifier/audit_scheduler.h"
+#include "verifier/internal/attribution.h"
 #include "verifier/internal/bytes.h"
 #include "verifier/internal/opening_checks.h"
 
@@ -24,16 +25,6 @@ using internal::Hex;
 using internal::VerdictDetail;
 using store::internal::Cat;
 
-std::string ProverIdOfCommitment(const std::string& envelope_bytes) {
-  v1::Envelope env;
-  v1::Commitment c;
-  if (!env.ParseFromString(envelope_bytes) ||
-      !c.ParseFromString(env.payload())) {
-    return "";
-  }
-  return c.prover_id();
-}
-
 }  // namespace
 
 void AuditScheduler::ApplyRetentionRule(const internal::Dbs& db,
@@ -44,7 +35,8 @@ void AuditScheduler::ApplyRetentionRule(const internal::Dbs& db,
       verdict.outcome() != v1::FAIL_TIMEOUT) {
     return;
   }
-  const std::string prover_id = ProverIdOfCommitment(commitment_envelope);
+  const std::string prover_id =
+      internal::CommitmentProverId(commitment_envelope);
   std::optional<ProverRegistration> prover = provers_.Find(prover_id);
   absl::StatusOr<std::optional<int64_t>> logged_at =
       db.store->LoggedAt(record.commitment_leaf_index());

@@ -15,9 +15,9 @@
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
 #include "store/rpc/structured_log.h"
+#include "verifier/internal/attribution.h"
 #include "verifier/internal/bytes.h"
 #include "verifier/internal/opening_checks.h"
-#include "verifier/internal/promised_prover.h"
 
 namespace layerproof::verifier {
 namespace {
@@ -41,14 +41,6 @@ std::optional<v1::Envelope> ParseStoredEnvelope(const std::string& bytes) {
   v1::Envelope env;
   if (!env.ParseFromString(bytes)) return std::nullopt;
   return env;
-}
-
-std::string CommitmentProverId(const std::string& envelope_bytes) {
-  std::optional<v1::Envelope> env = ParseStoredEnvelope(envelope_bytes);
-  if (!env.has_value()) return "";
-  v1::Commitment c;
-  if (!c.ParseFromString(env->payload())) return "";
-  return c.prover_id();
 }
 
 // The verifier's own failure to run an audit (it stays pending, or was
@@ -448,7 +440,7 @@ absl::StatusOr<std::string> AuditScheduler::ProverIdOf(
   if (verdict.has_commitment_leaf_index()) {
     LP_ASSIGN_OR_RETURN(std::string entry,
                         db.log->Entry(verdict.commitment_leaf_index()));
-    return CommitmentProverId(entry);
+    return internal::CommitmentProverId(entry);
   }
   // A broken promise: the prover that signed it (checked when presented).
   if (verdict.outcome() == v1::FAIL_UNLOGGED) {

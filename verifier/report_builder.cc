@@ -12,7 +12,7 @@
 #include "store/internal/str_cat.h"
 #include "verifier/detection_bounds.h"
 #include "verifier/internal/bytes.h"
-#include "verifier/internal/promised_prover.h"
+#include "verifier/internal/attribution.h"
 
 namespace layerproof::verifier {
 namespace {
