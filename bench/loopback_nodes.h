@@ -24,8 +24,8 @@
 #include "kernels/model/model.h"
 #include "prover/prover_node.h"
 #include "store/crypto.h"
-#include "store/rpc/server.h"
-#include "store/rpc/tls.h"
+#include "rpc/server.h"
+#include "rpc/tls.h"
 #include "verifier/audit_policy.h"
 #include "verifier/verifier_node.h"
 

@@ -28,7 +28,7 @@
 #include "layerproof/v1/inference.grpc.pb.h"
 #include "store/crypto.h"
 #include "store/envelope.h"
-#include "store/rpc/tls.h"
+#include "rpc/tls.h"
 #include "verifier/audit_policy.h"
 #include "verifier/bundle_check.h"
 #include "verifier/re_executor.h"

@@ -7,7 +7,7 @@
 #include "cli/demo_fault.h"
 #include "cli/file_io.h"
 #include "nlohmann/json.hpp"
-#include "store/rpc/tls.h"
+#include "rpc/tls.h"
 #include "store/status.h"
 
 namespace layerproof::cli {
@@ -44,11 +44,11 @@ absl::StatusOr<std::unique_ptr<DemoCluster>> DemoCluster::Start(
     return absl::PermissionDeniedError("cannot create " + options.out_dir +
                                        "/keys: " + ec.message());
   }
-  rpc::DemoPkiOptions pki;
+  DemoPkiOptions pki;
   pki.client_names = {"prover-1", "prover-2", kVerifierId, kAuditor, kClient};
-  LP_ASSIGN_OR_RETURN(rpc::DemoPki made,
-                      rpc::DemoPki::Create(options.out_dir + "/tls", pki));
-  c->pki_ = std::make_unique<rpc::DemoPki>(std::move(made));
+  LP_ASSIGN_OR_RETURN(DemoPki made,
+                      DemoPki::Create(options.out_dir + "/tls", pki));
+  c->pki_ = std::make_unique<DemoPki>(std::move(made));
   // As docs/security.md: provers submit, the verifier and the auditor
   // open and audit; client-1 holds no role (it may generate and read).
   c->roles_.Grant("prover-1", rpc::Role::kProver);

@@ -8,7 +8,7 @@
 // Material written into the output folder: keys/NAME.key|.pub (Ed25519:
 // verifier, prover-1, prover-2), tls/ (the demo CA, the server certificate
 // and client certificates prover-1, prover-2, verifier-1, auditor-1,
-// client-1; store/rpc/demo_pki.h), roles.json and provers.json (the same
+// client-1; cli/demo_pki.h), roles.json and provers.json (the same
 // files `serve` takes).
 //
 // Lifetime: the Model and Engine passed in must outlive the cluster.
@@ -35,8 +35,8 @@
 #include "kernels/model/model.h"
 #include "prover/prover_node.h"
 #include "store/crypto.h"
-#include "store/rpc/demo_pki.h"
-#include "store/rpc/server.h"
+#include "cli/demo_pki.h"
+#include "rpc/server.h"
 #include "verifier/audit_policy.h"
 #include "verifier/verifier_node.h"
 
@@ -86,7 +86,7 @@ class DemoCluster {
   static constexpr char kAuditor[] = "auditor-1";
   static constexpr char kClient[] = "client-1";
 
-  const rpc::DemoPki& pki() const { return *pki_; }
+  const DemoPki& pki() const { return *pki_; }
   verifier::VerifierNode& verifier() { return *verifier_; }
   int verifier_port() const { return verifier_server_->port(); }
   std::string verifier_address() const;
@@ -110,7 +110,7 @@ class DemoCluster {
   absl::Status WriteConfigFiles() const;
 
   DemoClusterOptions options_;
-  std::unique_ptr<rpc::DemoPki> pki_;
+  std::unique_ptr<DemoPki> pki_;
   rpc::RoleMap roles_;
   std::shared_ptr<const store::Ed25519PrivateKey> verifier_key_;
   std::unique_ptr<verifier::VerifierNode> verifier_;

@@ -1,5 +1,5 @@
 // Keeps `layerproof demo`'s terminal readable: the nodes' one-line JSON logs
-// (store/rpc/structured_log.h; every verdict, every refused submission),
+// (rpc/structured_log.h; every verdict, every refused submission),
 // which they write to stderr, go to a file in the output folder instead,
 // while everything else written to stderr (the progress bars, gRPC's and
 // the demo's own messages) still reaches the real stderr.

@@ -33,7 +33,7 @@
 #include "layerproof/v1/report.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "store/crypto.h"
-#include "store/rpc/tls.h"
+#include "rpc/tls.h"
 #include "verifier/audit_policy.h"
 #include "verifier/report_format.h"
 #if __has_include("verifier/report_html.h")

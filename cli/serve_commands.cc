@@ -22,9 +22,9 @@
 #include "cli/store_commands.h"
 #include "prover/prover_node.h"
 #include "store/crypto.h"
-#include "store/rpc/roles.h"
-#include "store/rpc/server.h"
-#include "store/rpc/tls.h"
+#include "rpc/roles.h"
+#include "rpc/server.h"
+#include "rpc/tls.h"
 #include "store/status.h"
 #include "verifier/verifier_node.h"
 

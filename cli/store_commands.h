@@ -19,6 +19,11 @@ int RunServe(const std::vector<std::string>& args);  // cli/serve_commands.cc
 int RunVerifyBundle(const std::vector<std::string>& args);  // verify_bundle.cc
 int RunReport(const std::vector<std::string>& args);  // cli/report_command.cc
 int RunDemo(const std::vector<std::string>& args);    // cli/demo.cc
+// A checked Generate against a remote prover, and the same check on a
+// saved receipt: exit 0 verified, 1 a check failed, 2 usage or bad input,
+// 3 the call failed, 4 a promise still pending (cli/client_commands.cc).
+int RunRemoteGenerate(const std::vector<std::string>& args);
+int RunVerifyReceipt(const std::vector<std::string>& args);
 
 }  // namespace layerproof::cli
 

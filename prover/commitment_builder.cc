@@ -134,6 +134,7 @@ v1::Commitment BuildCommitment(const CommitmentInputs& in) {
        EffectiveStopTokenIds(*in.model, in.request_stop_token_ids)) {
     c.add_stop_token_ids(id);
   }
+  c.set_stop_ids_from_model(in.request_stop_token_ids.empty());
   c.set_ignore_eos(in.ignore_eos);
   c.set_max_context(static_cast<uint32_t>(in.max_context));
   return c;

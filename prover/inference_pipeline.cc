@@ -7,7 +7,7 @@
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
-#include "store/rpc/structured_log.h"
+#include "rpc/structured_log.h"
 #include "store/status.h"
 
 namespace layerproof::prover {

@@ -53,7 +53,7 @@
 #include "prover/log_submitter.h"
 #include "prover/validation.h"
 #include "store/crypto.h"
-#include "store/rpc/task_pool.h"
+#include "rpc/task_pool.h"
 
 namespace layerproof::prover {
 

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "prover/internal/services.h"
-#include "store/rpc/grpc_status.h"
+#include "rpc/grpc_status.h"
 
 namespace layerproof::prover::internal {
 namespace {

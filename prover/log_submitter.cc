@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <utility>
 
+#include "check/log_proofs.h"
 #include "grpcpp/client_context.h"
 #include "kernels/status.h"
 #include "store/checkpoint.h"
 #include "store/crypto.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
-#include "store/rpc/structured_log.h"
+#include "rpc/structured_log.h"
 
 namespace layerproof::prover {
 namespace {
@@ -18,24 +19,6 @@ using store::internal::Cat;
 
 std::string Hex(std::string_view s) {
   return store::HexEncode(store::AsBytes(s));
-}
-
-// A proof's hashes as received; InvalidArgument naming `field` for one that
-// is not 32 bytes.
-absl::StatusOr<std::vector<store::Sha256Hash>> ProofHashes(
-    const google::protobuf::RepeatedPtrField<std::string>& hashes,
-    const char* field) {
-  std::vector<store::Sha256Hash> proof;
-  for (const std::string& h : hashes) {
-    if (h.size() != 32) {
-      return absl::InvalidArgumentError(
-          Cat(field, ": a hash of ", h.size(), " bytes, want 32"));
-    }
-    store::Sha256Hash x;
-    std::copy(h.begin(), h.end(), x.begin());
-    proof.push_back(x);
-  }
-  return proof;
 }
 
 // The inclusion of `envelope` that `result` and `response` state, checked
@@ -48,16 +31,9 @@ absl::StatusOr<v1::LogInclusion> CheckedInclusion(
         Cat("SubmitResponse.tree_size ", response.tree_size(),
             " differs from its checkpoint's size ", checkpoint.size));
   }
-  LP_ASSIGN_OR_RETURN(
-      const std::vector<store::Sha256Hash> proof,
-      ProofHashes(result.inclusion_proof(), "SubmitResult.inclusion_proof"));
-  absl::Status verified =
-      store::VerifyInclusion(store::LeafHash(envelope), result.leaf_index(),
-                             response.tree_size(), proof, checkpoint.root);
-  if (!verified.ok()) {
-    return absl::Status(verified.code(), Cat("inclusion proof: ",
-                                             std::string(verified.message())));
-  }
+  LP_RETURN_IF_ERROR(check::CheckInclusionIn(checkpoint, result.leaf_index(),
+                                             result.inclusion_proof(), envelope,
+                                             "SubmitResult"));
   v1::LogInclusion inclusion;
   inclusion.set_leaf_index(result.leaf_index());
   inclusion.set_tree_size(response.tree_size());
@@ -78,21 +54,11 @@ absl::StatusOr<store::Checkpoint> LogSubmitter::AcceptCheckpoint(
         Cat("SubmitResponse.checkpoint: ", std::string(cp.status().message())));
   }
   const store::Checkpoint& last = last_checkpoint_;
-  if (cp->size < last.size) {
-    return absl::DataLossError(Cat("SubmitResponse.checkpoint: size ", cp->size,
-                                   " is below the last verified checkpoint's ",
-                                   last.size, " (the log went back)"));
-  }
-  if (cp->size == last.size && cp->root != last.root) {
-    return absl::DataLossError(Cat("SubmitResponse.checkpoint: size ", cp->size,
-                                   " with a root other than the last verified"
-                                   " checkpoint's (a forked log)"));
-  }
-  if (cp->size > last.size && last.size > 0) {
+  v1::GetConsistencyProofResponse response;
+  if (check::NeedsConsistencyProof(last, *cp)) {
     v1::GetConsistencyProofRequest request;
     request.set_old_size(last.size);
     request.set_new_size(cp->size);
-    v1::GetConsistencyProofResponse response;
     grpc::ClientContext context;
     context.set_deadline(
         absl::ToChronoTime(absl::Now() + options_.rpc_timeout));
@@ -103,18 +69,9 @@ absl::StatusOr<store::Checkpoint> LogSubmitter::AcceptCheckpoint(
                                         ", ", cp->size,
                                         "): ", status.error_message()));
     }
-    LP_ASSIGN_OR_RETURN(
-        const std::vector<store::Sha256Hash> proof,
-        ProofHashes(response.proof(), "GetConsistencyProofResponse.proof"));
-    absl::Status consistent = store::VerifyConsistency(
-        last.size, cp->size, last.root, cp->root, proof);
-    if (!consistent.ok()) {
-      return absl::DataLossError(
-          Cat("SubmitResponse.checkpoint: size ", cp->size,
-              " is not consistent with the last verified checkpoint (size ",
-              last.size, "): ", std::string(consistent.message())));
-    }
   }
+  LP_RETURN_IF_ERROR(check::CheckCheckpointFollows(
+      last, *cp, response.proof(), "SubmitResponse.checkpoint"));
   if (cp->size != last.size) {
     // Kept before it is relied on: a crash after this still has it.
     LP_RETURN_IF_ERROR(journal_.SetLogCheckpoint(note));

@@ -9,7 +9,7 @@
 #include "prover/replay.h"
 #include "store/commitment.h"
 #include "store/internal/str_cat.h"
-#include "store/rpc/grpc_status.h"
+#include "rpc/grpc_status.h"
 
 namespace layerproof::prover::internal {
 namespace {

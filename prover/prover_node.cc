@@ -16,8 +16,8 @@
 #include "prover/journal.h"
 #include "store/commitment.h"
 #include "store/internal/str_cat.h"
-#include "store/rpc/structured_log.h"
-#include "store/rpc/task_pool.h"
+#include "rpc/structured_log.h"
+#include "rpc/task_pool.h"
 #include "store/status.h"
 
 namespace layerproof::prover {

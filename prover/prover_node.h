@@ -41,8 +41,8 @@
 #include "prover/journal.h"
 #include "prover/log_submitter.h"
 #include "store/crypto.h"
-#include "store/rpc/roles.h"
-#include "store/rpc/tls.h"
+#include "rpc/roles.h"
+#include "rpc/tls.h"
 
 namespace layerproof::prover {
 

@@ -228,6 +228,11 @@ absl::Status ValidateStopRuleFields(const v1::Commitment& c) {
                    absl::StrCat(c.stop_token_ids_size(), " ids"),
                    absl::StrCat("<= ", kMaxStopTokens));
   }
+  if (!c.stop_ids_from_model() && c.stop_token_ids_size() == 0) {
+    return Invalid("Commitment.stop_token_ids", "0 ids",
+                   ">= 1 when stop_ids_from_model is false (the request's "
+                   "own stop ids)");
+  }
   for (int i = 0; i < c.stop_token_ids_size(); ++i) {
     if (c.stop_token_ids(i) < 0) {
       return Invalid(absl::StrCat("Commitment.stop_token_ids[", i, "]"),

@@ -11,7 +11,7 @@
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
-#include "store/rpc/structured_log.h"
+#include "rpc/structured_log.h"
 #include "verifier/audit_scheduler.h"
 #include "verifier/internal/attribution.h"
 #include "verifier/internal/bytes.h"

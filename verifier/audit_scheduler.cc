@@ -14,7 +14,7 @@
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
-#include "store/rpc/structured_log.h"
+#include "rpc/structured_log.h"
 #include "verifier/internal/attribution.h"
 #include "verifier/internal/bytes.h"
 #include "verifier/internal/opening_checks.h"

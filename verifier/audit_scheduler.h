@@ -65,7 +65,7 @@
 #include "layerproof/v1/verifier_state.pb.h"
 #include "store/crypto.h"
 #include "store/log.h"
-#include "store/rpc/task_pool.h"
+#include "rpc/task_pool.h"
 #include "verifier/audit_policy.h"
 #include "verifier/audit_store.h"
 #include "verifier/internal/db_handles.h"

@@ -25,7 +25,7 @@
 #include <string>
 
 #include "layerproof/v1/audit.grpc.pb.h"
-#include "store/rpc/roles.h"
+#include "rpc/roles.h"
 #include "verifier/audit_scheduler.h"
 #include "verifier/internal/db_handles.h"
 

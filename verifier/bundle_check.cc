@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "check/log_proofs.h"
 #include "google/protobuf/stubs/logging.h"
 #include "kernels/status.h"
 #include "layerproof/v1/audit.pb.h"
@@ -69,8 +70,6 @@ namespace {
 // A commitment with 1025 layer hashes is ~40 KiB and a verdict ~5 KiB; the
 // limit only bounds the work hostile input can cause.
 constexpr size_t kMaxEnvelopeBytes = 16 << 20;
-// PATH(m, D[n]) has at most ceil(log2 n) <= 64 hashes.
-constexpr int kMaxProofHashes = 64;
 
 constexpr const char* kCheckNames[] = {
     "bundle_format",     "verdict_signature",    "checkpoint_signature",
@@ -321,27 +320,12 @@ BundleCheckResult CheckInclusion(const Parts& p, const v1::LogInclusion& incl,
     return Fail(absl::StrCat("tree_size: got ", incl.tree_size(), ", want ",
                              p.checkpoint->size, " (the checkpoint's)"));
   }
-  if (incl.inclusion_proof_size() > kMaxProofHashes) {
-    return Fail(absl::StrCat("inclusion_proof: ", incl.inclusion_proof_size(),
-                             " hashes, want <= ", kMaxProofHashes));
-  }
-  std::vector<store::Sha256Hash> proof(incl.inclusion_proof_size());
-  for (int i = 0; i < incl.inclusion_proof_size(); ++i) {
-    const std::string& h = incl.inclusion_proof(i);
-    if (h.size() != proof[i].size()) {
-      return Fail(absl::StrCat("inclusion_proof[", i, "]: got ", h.size(),
-                               " bytes, want 32"));
-    }
-    std::memcpy(proof[i].data(), h.data(), h.size());
-  }
   store::Sha256Hash leaf{};
   std::memcpy(leaf.data(), leaf_hash.data(), leaf.size());
-  const absl::Status s = store::VerifyInclusion(
-      leaf, incl.leaf_index(), incl.tree_size(), proof, p.checkpoint->root);
-  if (!s.ok()) {
-    return Fail(absl::StrCat("leaf ", incl.leaf_index(), " of ",
-                             incl.tree_size(), ": ", s.message()));
-  }
+  const absl::Status s = check::CheckLeafHashInclusionIn(
+      *p.checkpoint, incl.leaf_index(), incl.inclusion_proof(), leaf,
+      "LogInclusion");
+  if (!s.ok()) return Fail(std::string(s.message()));
   return Pass(absl::StrCat("leaf ", incl.leaf_index(), " of ", incl.tree_size(),
                            " (leaf hash ", Hex(leaf_hash), ")"));
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "check/opening_header.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "google/protobuf/stubs/logging.h"
@@ -38,23 +39,10 @@ class BundleOpeningSource : public OpeningSource {
       return OpeningUnavailableToVerifier("the bundle holds no opening");
     }
     const v1::OpeningHeader& h = bundle_.opening();
-    if (!std::equal(layers.begin(), layers.end(), h.layers().begin(),
-                    h.layers().end())) {
-      google::protobuf::RepeatedField<uint32_t> want(layers.begin(),
-                                                     layers.end());
-      return Malformed(absl::StrCat("OpeningHeader.layers: got ",
-                                    Layers(h.layers()), ", want ", Layers(want),
-                                    " (as requested)"));
-    }
-    if (h.positions() != positions) {
-      return Malformed(absl::StrCat("OpeningHeader.positions: got ",
-                                    h.positions(), ", want ", positions,
-                                    " (as committed)"));
-    }
-    if (h.hidden_size() != hidden_size) {
-      return Malformed(absl::StrCat("OpeningHeader.hidden_size: got ",
-                                    h.hidden_size(), ", want ", hidden_size,
-                                    " (as committed)"));
+    if (absl::Status shape =
+            check::CheckOpeningHeaderShape(h, layers, positions, hidden_size);
+        !shape.ok()) {
+      return Malformed(std::string(shape.message()));
     }
     const uint64_t bytes = positions * hidden_size * sizeof(float);
     Opening out;

@@ -7,7 +7,7 @@
 
 #include "kernels/status.h"
 #include "store/internal/str_cat.h"
-#include "store/rpc/grpc_status.h"
+#include "rpc/grpc_status.h"
 #include "verifier/evidence.h"
 #include "verifier/internal/bytes.h"
 #include "verifier/internal/finish_now.h"

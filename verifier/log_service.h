@@ -17,7 +17,7 @@
 #include <memory>
 
 #include "layerproof/v1/log.grpc.pb.h"
-#include "store/rpc/roles.h"
+#include "rpc/roles.h"
 #include "verifier/internal/db_handles.h"
 #include "verifier/submission.h"
 

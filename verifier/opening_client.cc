@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "check/opening_header.h"
 #include "grpc/grpc.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -106,37 +107,10 @@ class OpeningAssembler {
 
  private:
   absl::Status TakeHeader(v1::OpeningHeader header) {
-    if (header.layers_size() != static_cast<int>(layers_.size()) ||
-        !std::equal(layers_.begin(), layers_.end(), header.layers().begin())) {
-      std::string got;
-      for (uint32_t k : header.layers()) {
-        absl::StrAppend(&got, got.empty() ? "" : ",", k);
-      }
-      std::string want;
-      for (uint32_t k : layers_) {
-        absl::StrAppend(&want, want.empty() ? "" : ",", k);
-      }
-      return Malformed(absl::StrCat("OpeningHeader.layers: got [", got,
-                                    "], want [", want, "] (as requested)"));
-    }
-    // The commitment fixes both: checked before anything is sized from
-    // them.
-    if (header.positions() != positions_) {
-      return Malformed(absl::StrCat("OpeningHeader.positions: got ",
-                                    header.positions(), ", want ", positions_,
-                                    " (prompt + output - 1, as committed)"));
-    }
-    if (header.hidden_size() != hidden_size_) {
-      return Malformed(absl::StrCat("OpeningHeader.hidden_size: got ",
-                                    header.hidden_size(), ", want ",
-                                    hidden_size_, " (as committed)"));
-    }
-    if (positions_ < 1 || hidden_size_ < 1 ||
-        hidden_size_ > store::kMaxHiddenSize) {
-      return Malformed(absl::StrCat("OpeningHeader: positions ", positions_,
-                                    " x hidden_size ", hidden_size_,
-                                    ", want positions >= 1 and hidden_size 1..",
-                                    store::kMaxHiddenSize));
+    if (absl::Status shape = check::CheckOpeningHeaderShape(
+            header, layers_, positions_, hidden_size_);
+        !shape.ok()) {
+      return Malformed(std::string(shape.message()));
     }
     row_bytes_ = hidden_size_ * sizeof(float);
     if (!layers_.empty() &&

@@ -48,7 +48,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "layerproof/v1/opening.grpc.pb.h"
-#include "store/rpc/tls.h"
+#include "rpc/tls.h"
 #include "verifier/re_executor.h"
 
 namespace layerproof::verifier {

@@ -29,7 +29,7 @@
 #include "absl/time/time.h"
 #include "store/crypto.h"
 #include "store/envelope.h"
-#include "store/rpc/tls.h"
+#include "rpc/tls.h"
 
 namespace layerproof::verifier {
 

@@ -30,6 +30,9 @@ constexpr size_t kAuditSeedBytes = 32;
 // which are >= 0): generation had to go on; the finish reason differs.
 constexpr int32_t kHadToGoOn = -1;
 constexpr int32_t kOtherFinishReason = -2;
+// ... or the committed stop ids are not the model's, though the request
+// named none (Commitment.stop_ids_from_model).
+constexpr int32_t kOtherStopIds = -3;
 // Marks OpeningUnavailableToVerifier errors (an absl payload, which no
 // status received over gRPC carries).
 constexpr char kVerifierSidePayload[] =
@@ -125,14 +128,40 @@ void DecideMismatch(v1::Verdict& v, uint32_t layer, const std::string& expected,
 
 // The committed stop rule (re_executor.h): true when the output stops
 // where the rule says; otherwise records FAIL_MISMATCH{head_layer} with
-// `got` the digest of what the output had to be.
-bool CheckStop(const Replay& r, uint32_t head_layer, v1::Verdict& v) {
+// `got` the digest of what the output had to be. When the request named no
+// stop ids the rule is the model's (`model_eos`), whatever was committed.
+bool CheckStop(const Replay& r, const std::vector<int32_t>& model_eos,
+               uint32_t head_layer, v1::Verdict& v) {
   const v1::OpeningHeader& h = r.opening.header;
   const std::span<const int32_t> output(h.output_token_ids().data(),
                                         h.output_token_ids_size());
+  v1::Commitment rule_of_model;
+  const v1::Commitment* ruled = &r.c;
+  const bool own_ids_differ =
+      r.c.stop_ids_from_model() &&
+      !std::equal(r.c.stop_token_ids().begin(), r.c.stop_token_ids().end(),
+                  model_eos.begin(), model_eos.end());
+  if (own_ids_differ) {
+    rule_of_model = r.c;
+    rule_of_model.mutable_stop_token_ids()->Assign(model_eos.begin(),
+                                                   model_eos.end());
+    ruled = &rule_of_model;
+  }
   size_t allowed = output.size();
-  const absl::Status rule = store::CheckStopRule(r.c, output, &allowed);
-  if (rule.ok()) return true;
+  absl::Status rule = store::CheckStopRule(*ruled, output, &allowed);
+  if (rule.ok() && !own_ids_differ) return true;
+  if (rule.ok()) {
+    std::vector<int32_t> had_to_be(output.begin(), output.end());
+    had_to_be.push_back(kOtherStopIds);
+    DecideMismatch(
+        v, head_layer, r.c.output_digest(),
+        DigestBytes(store::TokenDigest(store::AsBytes(r.key), had_to_be)),
+        absl::StrCat("head: stop rule: Commitment.stop_token_ids: ",
+                     r.c.stop_token_ids_size(),
+                     " ids that are not the model's end-of-sequence ids, "
+                     "though stop_ids_from_model"));
+    return false;
+  }
   std::vector<int32_t> had_to_be;
   std::string what;
   if (allowed < output.size()) {
@@ -203,7 +232,8 @@ absl::StatusOr<bool> CheckHead(const kernels::model::Engine& engine,
                      " of ", n));
     return false;
   }
-  return CheckStop(r, static_cast<uint32_t>(cfg.num_layers) + 1, v);
+  return CheckStop(r, cfg.eos_token_ids, static_cast<uint32_t>(cfg.num_layers) + 1,
+                   v);
 }
 
 // Step 5 and 6 for a sampled plan: h^0 when block 1 is drawn, each drawn

@@ -10,7 +10,7 @@
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
-#include "store/rpc/grpc_status.h"
+#include "rpc/grpc_status.h"
 #include "verifier/internal/finish_now.h"
 #include "verifier/report_builder.h"
 

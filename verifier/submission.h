@@ -54,7 +54,7 @@
 #include "absl/time/time.h"
 #include "layerproof/v1/log.pb.h"
 #include "store/log.h"
-#include "store/rpc/task_pool.h"
+#include "rpc/task_pool.h"
 #include "verifier/audit_scheduler.h"
 #include "verifier/audit_store.h"
 #include "verifier/internal/db_handles.h"

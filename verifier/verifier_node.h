@@ -39,7 +39,7 @@
 #include "layerproof/v1/records.pb.h"
 #include "store/crypto.h"
 #include "store/log.h"
-#include "store/rpc/roles.h"
+#include "rpc/roles.h"
 #include "verifier/audit_policy.h"
 #include "verifier/prover_registry.h"
 #include "verifier/re_executor.h"

@@ -8,7 +8,7 @@
 // configs write null for unset fields. Thread safety: FieldReader reads a
 // const object; distinct readers are independent. The names live in
 // model::internal: they are the model loader's helpers, shared as they are
-// with store/rpc's role files.
+// with rpc/'s role files.
 #ifndef LAYERPROOF_KERNELS_MODEL_JSON_FIELDS_H_
 #define LAYERPROOF_KERNELS_MODEL_JSON_FIELDS_H_
 

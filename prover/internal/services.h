@@ -22,8 +22,8 @@
 #include "prover/internal/prover_faults.h"
 #include "prover/journal.h"
 #include "prover/validation.h"
-#include "store/rpc/roles.h"
-#include "store/rpc/task_pool.h"
+#include "rpc/roles.h"
+#include "rpc/task_pool.h"
 
 namespace layerproof::prover::internal {
 

@@ -278,6 +278,33 @@ TEST(CheatingProver, OutputCutShortClaimingAStopFailsTheHeadCheck) {
                      v1::FAIL_MISMATCH, 4 + 1);
 }
 
+// Regression (issue 13, item 2): the request named no stop ids, so the
+// model's end-of-sequence ids apply (Commitment.stop_ids_from_model). A
+// prover that commits another stop list there (one the client cannot tell
+// from the model's) fails the head check: the audit holds the committed
+// list to the model's.
+TEST(CheatingProver, StopIdsThatAreNotTheModelsFailTheHeadCheck) {
+  struct OtherStopIdsFaults : prover::ProverFaults {
+    explicit OtherStopIdsFaults(std::vector<int32_t> ids) : ids(std::move(ids)) {}
+    void TamperCommitment(v1::Commitment& c) override {
+      c.mutable_stop_token_ids()->Assign(ids.begin(), ids.end());
+    }
+    std::vector<int32_t> ids;
+  };
+  Cluster cluster;
+  std::vector<int32_t> other = cluster.model().config().eos_token_ids;
+  other.push_back(static_cast<int32_t>(cluster.model().config().vocab_size) - 1);
+  cluster.StartVerifier(AuditEverything(1));
+  RunningProver& prover = cluster.StartProver(
+      {.faults = std::make_shared<OtherStopIdsFaults>(other)});
+  const std::vector<std::string> ids = RunRequests(cluster, prover, 2);
+  ExpectEveryVerdict(cluster, ids, v1::FAIL_MISMATCH, 4 + 1);
+  EXPECT_NE(cluster.Verdicts(ids[0]).at(0).detail().find(
+                "not the model's end-of-sequence ids"),
+            std::string::npos)
+      << cluster.Verdicts(ids[0]).at(0).detail();
+}
+
 // Signatures over plaintext: refused at admission, but with no
 // authenticated submitter there is nobody to attribute a verdict to (with
 // TLS there is: tests/integration/security_test.cc).

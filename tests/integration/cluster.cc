@@ -6,14 +6,20 @@
 #include <random>
 #include <utility>
 
+#include "check/receipt.h"
 #include "kernels/model/synth.h"
 #include "store/checkpoint.h"
 #include "store/commitment.h"
 #include "store/envelope.h"
-#include "store/rpc/tls.h"
+#include "rpc/tls.h"
 
 namespace layerproof::integration {
 namespace {
+
+// The verifier's name and its log's origin (verifier_node.h names the log
+// "layerproof/" + verifier_id), for a verifier in this process or outside.
+constexpr char kVerifierId[] = "verifier-1";
+constexpr char kLogOrigin[] = "layerproof/verifier-1";
 
 std::string MakeTempDir(const std::string& prefix) {
   std::string pattern =
@@ -96,7 +102,7 @@ Cluster::~Cluster() {
 void Cluster::StartVerifier(const VerifierSetup& setup) {
   verifier_setup_ = setup;
   verifier::VerifierOptions options;
-  options.verifier_id = "verifier-1";
+  options.verifier_id = kVerifierId;
   options.engine = verifier_engine_.get();
   options.key = verifier_key_;
   options.db_dir = root_ + "/verifier";
@@ -162,8 +168,8 @@ RunningProver& Cluster::StartProver(const ProverSetup& setup) {
   options.verifier_address = verifier_address();
   options.verifier_tls = setup.client_tls;
   options.log_key = std::make_shared<const store::CheckpointVerifier>(
-      "verifier-1", verifier_key_->public_key());
-  options.log_origin = "layerproof/verifier-1";
+      kVerifierId, verifier_key_->public_key());
+  options.log_origin = kLogOrigin;
   options.receipt_wait = setup.receipt_wait;
   options.promise_window = setup.promise_window;
   options.roles = setup.roles;
@@ -231,39 +237,18 @@ absl::StatusOr<ClientResult> Cluster::Generate(
     return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
                         status.error_message());
   }
-  // What every client checks: the envelope's commitment is about this
-  // request and these tokens.
-  const v1::GenerateResponse& r = result.response;
-  v1::Envelope envelope;
-  if (!envelope.ParseFromString(r.commitment_envelope())) {
-    return absl::DataLossError("commitment_envelope does not parse");
-  }
-  auto commitment = store::ParseCommitment(envelope.payload());
-  if (!commitment.ok()) return commitment.status();
-  result.commitment = *std::move(commitment);
-  const v1::Commitment& c = result.commitment;
-  const std::string key = store::DigestKey(store::AsBytes(r.salt()),
-                                           store::AsBytes(r.request_id()));
-  const std::vector<int32_t> got_prompt(r.prompt_token_ids().begin(),
-                                        r.prompt_token_ids().end());
-  const std::vector<int32_t> got_output(r.output_token_ids().begin(),
-                                        r.output_token_ids().end());
-  const auto same = [](const store::Sha256Hash& h, const std::string& s) {
-    return std::string(h.begin(), h.end()) == s;
-  };
-  if (c.request_id() != r.request_id() || got_prompt != prompt ||
-      !same(store::TokenDigest(store::AsBytes(key), got_prompt),
-            c.prompt_digest()) ||
-      !same(store::TokenDigest(store::AsBytes(key), got_output),
-            c.output_digest()) ||
-      !same(store::SeedDigest(store::AsBytes(key), r.seed()),
-            c.seed_digest())) {
-    return absl::DataLossError("the commitment does not match the response");
-  }
-  if (!nonce.empty() &&
-      r.seed() != store::SeedFromNonce(store::AsBytes(nonce))) {
-    return absl::DataLossError("the seed is not derived from the nonce");
-  }
+  // What every client checks (check/receipt.h), with the keys of the
+  // provers this cluster started and the verifier's log key.
+  check::ReceiptTrust trust;
+  for (const auto& p : provers_) trust.prover_keys.Add(p->key->public_key());
+  const store::CheckpointVerifier log_key(kVerifierId,
+                                          verifier_key_->public_key());
+  trust.log = {&log_key, kLogOrigin};
+  absl::StatusOr<check::CheckedReceipt> receipt =
+      check::CheckReceipt(request, result.response, trust);
+  if (!receipt.ok()) return receipt.status();
+  result.commitment = receipt->commitment;
+  result.promised = receipt->promise.has_value();
   return result;
 }
 

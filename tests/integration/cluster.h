@@ -33,9 +33,9 @@
 #include "prover/internal/prover_faults.h"
 #include "prover/prover_node.h"
 #include "store/crypto.h"
-#include "store/rpc/roles.h"
-#include "store/rpc/server.h"
-#include "store/rpc/tls.h"
+#include "rpc/roles.h"
+#include "rpc/server.h"
+#include "rpc/tls.h"
 #include "verifier/audit_policy.h"
 #include "verifier/verifier_node.h"
 
@@ -102,6 +102,7 @@ struct RunningProver {
 struct ClientResult {
   v1::GenerateResponse response;
   v1::Commitment commitment;  // parsed from the response's envelope
+  bool promised = false;      // the receipt is a promise, not an inclusion
 };
 
 class Cluster {
@@ -142,9 +143,9 @@ class Cluster {
   std::unique_ptr<v1::Audit::Stub> AuditStub(
       const rpc::TlsOptions& tls = Insecure());
 
-  // One Generate call with `prompt` ids; checks what a client checks on
-  // the response (envelope parses, token digests under the salt, a seed
-  // from the nonce) and returns it.
+  // One Generate call with `prompt` ids; checks the response as every
+  // client does (check::CheckReceipt, with the started provers' keys and
+  // the verifier's log key) and returns it.
   absl::StatusOr<ClientResult> Generate(v1::Inference::Stub& stub,
                                         const std::vector<int32_t>& prompt,
                                         uint32_t max_tokens,

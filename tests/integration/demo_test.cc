@@ -27,7 +27,7 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "layerproof/v1/audit.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "store/rpc/tls.h"
+#include "rpc/tls.h"
 #include "tests/integration/run_command.h"
 #include "tests/store/temp_dir.h"
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "store/envelope.h"
-#include "store/rpc/roles.h"
+#include "rpc/roles.h"
 #include "tests/integration/cluster.h"
 #include "tests/rpc/test_certs.h"
 

@@ -29,7 +29,7 @@
 #include "store/envelope.h"
 #include "store/memory_log.h"
 #include "store/merkle.h"
-#include "store/rpc/server.h"
+#include "rpc/server.h"
 #include "store/submit.h"
 #include "tests/model/engine_fixture.h"
 #include "tests/store/temp_dir.h"

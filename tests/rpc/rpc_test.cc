@@ -1,4 +1,4 @@
-// store/rpc/: TLS and mTLS credentials, client-certificate roles, and the
+// rpc/: TLS and mTLS credentials, client-certificate roles, and the
 // shared server (health, reflection, size limits, shutdown), exercised over
 // real loopback connections with certificates from
 // scripts/make-test-certs.sh.
@@ -19,10 +19,10 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "layerproof/v1/log.grpc.pb.h"
-#include "store/rpc/grpc_status.h"
-#include "store/rpc/roles.h"
-#include "store/rpc/server.h"
-#include "store/rpc/tls.h"
+#include "rpc/grpc_status.h"
+#include "rpc/roles.h"
+#include "rpc/server.h"
+#include "rpc/tls.h"
 #include "tests/rpc/test_certs.h"
 #include "tests/rpc/test_log_service.h"
 #include "tests/store/temp_dir.h"

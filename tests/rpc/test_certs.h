@@ -19,7 +19,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "store/rpc/tls.h"
+#include "rpc/tls.h"
 
 namespace layerproof::rpc::fixture {
 

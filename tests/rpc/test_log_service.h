@@ -1,4 +1,4 @@
-// A small Log service and the client calls the store/rpc/ tests make to it
+// A small Log service and the client calls the rpc/ tests make to it
 // (tests/rpc/rpc_test.cc, tests/rpc/demo_pki_test.cc): a server on
 // 127.0.0.1:0 whose GetCheckpoint needs the auditor role and answers with
 // the caller's certificate CN. Thread safety: the service's handlers may run
@@ -14,10 +14,10 @@
 
 #include "grpcpp/client_context.h"
 #include "layerproof/v1/log.grpc.pb.h"
-#include "store/rpc/grpc_status.h"
-#include "store/rpc/roles.h"
-#include "store/rpc/server.h"
-#include "store/rpc/tls.h"
+#include "rpc/grpc_status.h"
+#include "rpc/roles.h"
+#include "rpc/server.h"
+#include "rpc/tls.h"
 
 namespace layerproof::rpc::fixture {
 

@@ -18,7 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
 #include "layerproof/v1/opening.grpc.pb.h"
-#include "store/rpc/server.h"
+#include "rpc/server.h"
 
 namespace layerproof::verifier {
 namespace {

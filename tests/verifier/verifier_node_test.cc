@@ -25,7 +25,7 @@
 #include "store/envelope.h"
 #include "store/merkle.h"
 #include "store/rocksdb_log.h"
-#include "store/rpc/server.h"
+#include "rpc/server.h"
 #include "tests/rpc/test_certs.h"
 #include "tests/verifier/verifier_world.h"
 

@@ -6,7 +6,7 @@
 #include "absl/status/status.h"
 #include "grpcpp/server_context.h"
 #include "grpcpp/support/server_callback.h"
-#include "store/rpc/grpc_status.h"
+#include "rpc/grpc_status.h"
 
 namespace layerproof::verifier::internal {
 

@@ -4,6 +4,7 @@
 #include <span>
 
 #include "absl/strings/str_cat.h"
+#include "check/opening_header.h"
 #include "kernels/model/layer_hash.h"
 #include "store/commitment.h"
 #include "store/crypto.h"
@@ -49,12 +50,6 @@ absl::Status CheckOpening(const Opening& opening,
                             " bytes that differ from the audited envelope"),
                "the audited commitment's envelope exactly");
   }
-  if (h.layers_size() != static_cast<int>(layers.size()) ||
-      !std::equal(layers.begin(), layers.end(), h.layers().begin())) {
-    return Bad("OpeningHeader.layers",
-               absl::StrCat(h.layers_size(), " entries"),
-               absl::StrCat("the ", layers.size(), " layers requested"));
-  }
   if (h.salt().size() != store::kSaltBytes) {
     return Bad("OpeningHeader.salt", absl::StrCat(h.salt().size(), " bytes"),
                absl::StrCat(store::kSaltBytes));
@@ -72,15 +67,8 @@ absl::Status CheckOpening(const Opening& opening,
                absl::StrCat(output, " (Commitment.output_tokens)"));
   }
   const uint64_t positions = prompt + output - 1;
-  if (h.positions() != positions) {
-    return Bad("OpeningHeader.positions", absl::StrCat(h.positions()),
-               absl::StrCat(positions, " (prompt + output - 1)"));
-  }
-  if (h.hidden_size() != commitment.hidden_size()) {
-    return Bad(
-        "OpeningHeader.hidden_size", absl::StrCat(h.hidden_size()),
-        absl::StrCat(commitment.hidden_size(), " (Commitment.hidden_size)"));
-  }
+  LP_RETURN_IF_ERROR(check::CheckOpeningHeaderShape(
+      h, layers, positions, commitment.hidden_size()));
   LP_RETURN_IF_ERROR(CheckIds(h.prompt_token_ids(),
                               "OpeningHeader.prompt_token_ids", vocab_size));
   LP_RETURN_IF_ERROR(CheckIds(h.output_token_ids(),

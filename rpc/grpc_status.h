@@ -2,8 +2,8 @@
 // boundary (STYLE "Errors"). Abseil and gRPC status codes are numerically
 // the same (both follow google.rpc.Code), so the code and message carry over
 // unchanged. Thread safety: pure functions.
-#ifndef LAYERPROOF_STORE_RPC_GRPC_STATUS_H_
-#define LAYERPROOF_STORE_RPC_GRPC_STATUS_H_
+#ifndef LAYERPROOF_RPC_GRPC_STATUS_H_
+#define LAYERPROOF_RPC_GRPC_STATUS_H_
 
 #include <string>
 
@@ -26,4 +26,4 @@ inline absl::Status FromGrpcStatus(const grpc::Status& s) {
 
 }  // namespace layerproof::rpc
 
-#endif  // LAYERPROOF_STORE_RPC_GRPC_STATUS_H_
+#endif  // LAYERPROOF_RPC_GRPC_STATUS_H_

@@ -1,4 +1,4 @@
-#include "store/rpc/roles.h"
+#include "rpc/roles.h"
 
 #include <cerrno>
 #include <cstring>

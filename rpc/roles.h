@@ -20,8 +20,8 @@
 // read from the call's AuthContext when the peer is authenticated (mTLS).
 // Thread safety: immutable after construction; Check may be called from
 // any thread.
-#ifndef LAYERPROOF_STORE_RPC_ROLES_H_
-#define LAYERPROOF_STORE_RPC_ROLES_H_
+#ifndef LAYERPROOF_RPC_ROLES_H_
+#define LAYERPROOF_RPC_ROLES_H_
 
 #include <map>
 #include <set>
@@ -75,4 +75,4 @@ class Authorizer {
 
 }  // namespace layerproof::rpc
 
-#endif  // LAYERPROOF_STORE_RPC_ROLES_H_
+#endif  // LAYERPROOF_RPC_ROLES_H_

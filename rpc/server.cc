@@ -1,4 +1,4 @@
-#include "store/rpc/server.h"
+#include "rpc/server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

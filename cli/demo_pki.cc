@@ -1,4 +1,4 @@
-#include "store/rpc/demo_pki.h"
+#include "cli/demo_pki.h"
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>
@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "store/crypto.h"
 
-namespace layerproof::rpc {
+namespace layerproof::cli {
 namespace {
 
 struct PkeyFree {
@@ -268,16 +268,16 @@ std::string DemoPki::Key(std::string_view name) const {
   return dir_ + "/" + std::string(name) + ".key";
 }
 
-TlsOptions DemoPki::Server(bool mtls) const {
-  TlsOptions tls;
+rpc::TlsOptions DemoPki::Server(bool mtls) const {
+  rpc::TlsOptions tls;
   tls.cert_file = Pem("server");
   tls.key_file = Key("server");
   if (mtls) tls.ca_file = Pem("ca");
   return tls;
 }
 
-TlsOptions DemoPki::Client(std::string_view name) const {
-  TlsOptions tls;
+rpc::TlsOptions DemoPki::Client(std::string_view name) const {
+  rpc::TlsOptions tls;
   tls.ca_file = Pem("ca");
   tls.server_name_override = server_name_;
   if (!name.empty()) {
@@ -287,4 +287,4 @@ TlsOptions DemoPki::Client(std::string_view name) const {
   return tls;
 }
 
-}  // namespace layerproof::rpc
+}  // namespace layerproof::cli

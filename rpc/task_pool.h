@@ -11,8 +11,8 @@
 //
 // Thread safety: every method is thread-safe. Tasks run on the pool's
 // threads; a task must not wait for another task of the same pool.
-#ifndef LAYERPROOF_STORE_RPC_TASK_POOL_H_
-#define LAYERPROOF_STORE_RPC_TASK_POOL_H_
+#ifndef LAYERPROOF_RPC_TASK_POOL_H_
+#define LAYERPROOF_RPC_TASK_POOL_H_
 
 #include <deque>
 #include <functional>
@@ -74,4 +74,4 @@ class TaskPool {
 
 }  // namespace layerproof::rpc
 
-#endif  // LAYERPROOF_STORE_RPC_TASK_POOL_H_
+#endif  // LAYERPROOF_RPC_TASK_POOL_H_

@@ -1,4 +1,4 @@
-#include "store/rpc/task_pool.h"
+#include "rpc/task_pool.h"
 
 #include <utility>
 

@@ -17,8 +17,8 @@
 // are built once the files pass these checks; a CA that does not sign the
 // peer shows only at the handshake (the call fails UNAVAILABLE).
 // Thread safety: pure functions.
-#ifndef LAYERPROOF_STORE_RPC_TLS_H_
-#define LAYERPROOF_STORE_RPC_TLS_H_
+#ifndef LAYERPROOF_RPC_TLS_H_
+#define LAYERPROOF_RPC_TLS_H_
 
 #include <memory>
 #include <string>
@@ -60,4 +60,4 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
 
 }  // namespace layerproof::rpc
 
-#endif  // LAYERPROOF_STORE_RPC_TLS_H_
+#endif  // LAYERPROOF_RPC_TLS_H_

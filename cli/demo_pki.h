@@ -12,17 +12,17 @@
 // grpcurl takes them as -cacert ca.pem -cert NAME.pem -key NAME.key.
 // Never use this material anywhere but a demo or a test.
 // Thread safety: Create is thread-safe; a DemoPki is an immutable value.
-#ifndef LAYERPROOF_STORE_RPC_DEMO_PKI_H_
-#define LAYERPROOF_STORE_RPC_DEMO_PKI_H_
+#ifndef LAYERPROOF_CLI_DEMO_PKI_H_
+#define LAYERPROOF_CLI_DEMO_PKI_H_
 
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "store/rpc/tls.h"
+#include "rpc/tls.h"
 
-namespace layerproof::rpc {
+namespace layerproof::cli {
 
 struct DemoPkiOptions {
   // The client certificates' common names: letters, digits, '.', '_' or
@@ -51,10 +51,10 @@ class DemoPki {
 
   // A server presenting the server certificate; with `mtls` it requires
   // client certificates signed by the CA.
-  TlsOptions Server(bool mtls = true) const;
+  rpc::TlsOptions Server(bool mtls = true) const;
   // A client trusting the CA, verifying the server as server_name(), and
   // presenting the client certificate `name` (none when empty).
-  TlsOptions Client(std::string_view name) const;
+  rpc::TlsOptions Client(std::string_view name) const;
 
  private:
   DemoPki(std::string dir, std::string server_name)
@@ -64,6 +64,6 @@ class DemoPki {
   std::string server_name_;
 };
 
-}  // namespace layerproof::rpc
+}  // namespace layerproof::cli
 
-#endif  // LAYERPROOF_STORE_RPC_DEMO_PKI_H_
+#endif  // LAYERPROOF_CLI_DEMO_PKI_H_

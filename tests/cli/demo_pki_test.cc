@@ -1,10 +1,10 @@
-// store/rpc/demo_pki.h: the in-process demo CA and certificates complete a
+// cli/demo_pki.h: the in-process demo CA and certificates complete a
 // mutual-TLS handshake with rpc::StartServer and MakeChannel, the client
 // certificate's CN is the identity roles.h sees, and the server is verified
 // both by name (localhost) and by IP (127.0.0.1); a client without a
 // certificate, or with one from another demo CA, is refused at the
 // handshake.
-#include "store/rpc/demo_pki.h"
+#include "cli/demo_pki.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -15,13 +15,15 @@
 #include <string>
 
 #include "layerproof/v1/log.grpc.pb.h"
-#include "store/rpc/tls.h"
+#include "rpc/tls.h"
 #include "tests/rpc/test_log_service.h"
 #include "tests/store/temp_dir.h"
 
 namespace layerproof::rpc {
 namespace {
 
+using cli::DemoPki;
+using cli::DemoPkiOptions;
 using fixture::GetCheckpoint;
 using fixture::LogStub;
 using fixture::TestServer;

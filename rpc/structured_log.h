@@ -6,8 +6,8 @@
 // Never logs tokens, activations, salts or seeds. Thread safety: each line
 // is written with one fwrite, so lines from different threads never
 // interleave.
-#ifndef LAYERPROOF_STORE_RPC_STRUCTURED_LOG_H_
-#define LAYERPROOF_STORE_RPC_STRUCTURED_LOG_H_
+#ifndef LAYERPROOF_RPC_STRUCTURED_LOG_H_
+#define LAYERPROOF_RPC_STRUCTURED_LOG_H_
 
 #include <cstdio>
 #include <string>
@@ -34,4 +34,4 @@ inline void LogEvent(const char* level, const char* component,
 
 }  // namespace layerproof::rpc
 
-#endif  // LAYERPROOF_STORE_RPC_STRUCTURED_LOG_H_
+#endif  // LAYERPROOF_RPC_STRUCTURED_LOG_H_

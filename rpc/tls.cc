@@ -1,4 +1,4 @@
-#include "store/rpc/tls.h"
+#include "rpc/tls.h"
 
 #include <openssl/bio.h>
 #include <openssl/err.h>

@@ -9,8 +9,8 @@
 // Thread safety: MarkNotServing and Shutdown may be called from any thread,
 // any number of times; Shutdown returns once the server has shut down
 // (a concurrent second call waits for the first).
-#ifndef LAYERPROOF_STORE_RPC_SERVER_H_
-#define LAYERPROOF_STORE_RPC_SERVER_H_
+#ifndef LAYERPROOF_RPC_SERVER_H_
+#define LAYERPROOF_RPC_SERVER_H_
 
 #include <chrono>
 #include <memory>
@@ -21,7 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/server.h"
-#include "store/rpc/tls.h"
+#include "rpc/tls.h"
 
 namespace layerproof::rpc {
 
@@ -82,4 +82,4 @@ absl::StatusOr<std::unique_ptr<RunningServer>> StartServer(
 
 }  // namespace layerproof::rpc
 
-#endif  // LAYERPROOF_STORE_RPC_SERVER_H_
+#endif  // LAYERPROOF_RPC_SERVER_H_
