@@ -50,11 +50,12 @@ absl::StatusOr<std::unique_ptr<DemoCluster>> DemoCluster::Start(
                       DemoPki::Create(options.out_dir + "/tls", pki));
   c->pki_ = std::make_unique<DemoPki>(std::move(made));
   // As docs/security.md: provers submit, the verifier and the auditor
-  // open and audit; client-1 holds no role (it may generate and read).
+  // open and audit; client-1 generates (and reads, as anyone may).
   c->roles_.Grant("prover-1", rpc::Role::kProver);
   c->roles_.Grant("prover-2", rpc::Role::kProver);
   c->roles_.Grant(kVerifierId, rpc::Role::kAuditor);
   c->roles_.Grant(kAuditor, rpc::Role::kAuditor);
+  c->roles_.Grant(kClient, rpc::Role::kClient);
   const auto step = [&](int done, const std::string& what) {
     if (options.progress) options.progress(done, 4, what);
   };
@@ -157,7 +158,8 @@ absl::Status DemoCluster::WriteConfigFiles() const {
   nlohmann::json roles = {{"prover-1", {"prover"}},
                           {"prover-2", {"prover"}},
                           {kVerifierId, {"auditor"}},
-                          {kAuditor, {"auditor"}}};
+                          {kAuditor, {"auditor"}},
+                          {kClient, {"client"}}};
   LP_RETURN_IF_ERROR(
       WriteWholeFile(options_.out_dir + "/roles.json", roles.dump(2) + "\n"));
   nlohmann::json provers = nlohmann::json::array();

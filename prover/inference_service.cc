@@ -26,9 +26,17 @@ struct UnaryCall {
 class GenerateReactor final : public grpc::ServerUnaryReactor {
  public:
   GenerateReactor(const ServiceContext& context,
+                  const grpc::CallbackServerContext& server_context,
                   const v1::GenerateRequest& request,
                   v1::GenerateResponse* response)
       : context_(context), call_(std::make_shared<UnaryCall>()) {
+    absl::StatusOr<rpc::PeerLease> lease =
+        AdmitGenerate(context, server_context, "Inference.Generate");
+    if (!lease.ok()) {
+      Finish(rpc::ToGrpcStatus(lease.status()));
+      return;
+    }
+    lease_ = *std::move(lease);
     absl::StatusOr<GenerationSpec> spec =
         ValidateGenerateRequest(request, context.limits, context.tokenizer);
     if (!spec.ok()) {
@@ -76,6 +84,7 @@ class GenerateReactor final : public grpc::ServerUnaryReactor {
  private:
   const ServiceContext& context_;
   std::shared_ptr<UnaryCall> call_;
+  rpc::PeerLease lease_;  // released when gRPC is done with the call
 };
 
 // Shared by a GenerateStream reactor and the pipeline's callbacks.
@@ -112,8 +121,16 @@ class GenerateStreamReactor final
     : public grpc::ServerWriteReactor<v1::GenerateEvent> {
  public:
   GenerateStreamReactor(const ServiceContext& context,
+                        const grpc::CallbackServerContext& server_context,
                         const v1::GenerateRequest& request)
       : context_(context), call_(std::make_shared<StreamCall>()) {
+    absl::StatusOr<rpc::PeerLease> lease =
+        AdmitGenerate(context, server_context, "Inference.GenerateStream");
+    if (!lease.ok()) {
+      Finish(rpc::ToGrpcStatus(lease.status()));
+      return;
+    }
+    lease_ = *std::move(lease);
     absl::StatusOr<GenerationSpec> spec =
         ValidateGenerateRequest(request, context.limits, context.tokenizer);
     if (!spec.ok()) {
@@ -185,20 +202,34 @@ class GenerateStreamReactor final
  private:
   const ServiceContext& context_;
   std::shared_ptr<StreamCall> call_;
+  rpc::PeerLease lease_;  // released when gRPC is done with the call
 };
 
 }  // namespace
 
+absl::StatusOr<rpc::PeerLease> AdmitGenerate(
+    const ServiceContext& context, const grpc::ServerContextBase& call,
+    std::string_view method) {
+  if (!rpc::Authorizer::PeerCommonName(call).empty()) {
+    if (absl::Status s =
+            context.authorizer->Check(call, rpc::Role::kClient, method);
+        !s.ok()) {
+      return s;
+    }
+    return rpc::PeerLease();
+  }
+  return context.peer_limiter->Admit(call, method);
+}
+
 grpc::ServerUnaryReactor* InferenceService::Generate(
-    grpc::CallbackServerContext* /*context*/,
-    const v1::GenerateRequest* request, v1::GenerateResponse* response) {
-  return new GenerateReactor(context_, *request, response);
+    grpc::CallbackServerContext* context, const v1::GenerateRequest* request,
+    v1::GenerateResponse* response) {
+  return new GenerateReactor(context_, *context, *request, response);
 }
 
 grpc::ServerWriteReactor<v1::GenerateEvent>* InferenceService::GenerateStream(
-    grpc::CallbackServerContext* /*context*/,
-    const v1::GenerateRequest* request) {
-  return new GenerateStreamReactor(context_, *request);
+    grpc::CallbackServerContext* context, const v1::GenerateRequest* request) {
+  return new GenerateStreamReactor(context_, *context, *request);
 }
 
 grpc::ServerUnaryReactor* InferenceService::ModelInfo(

@@ -227,6 +227,7 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   sc.journal = n.journal_handle.get();
   sc.opening_pool = n.opening_pool.get();
   sc.authorizer = std::make_unique<rpc::Authorizer>(o.roles, o.insecure);
+  LP_ASSIGN_OR_RETURN(sc.peer_limiter, rpc::PeerLimiter::Create(o.peer_limits));
   sc.max_opening_bytes = o.max_opening_bytes;
   sc.max_opening_time = o.max_opening_time;
   sc.faults = o.faults.get();

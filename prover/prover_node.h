@@ -41,6 +41,7 @@
 #include "prover/journal.h"
 #include "prover/log_submitter.h"
 #include "store/crypto.h"
+#include "rpc/peer_limiter.h"
 #include "rpc/roles.h"
 #include "rpc/tls.h"
 
@@ -71,6 +72,10 @@ struct ProverOptions {
   // Requests waiting for the engine (beyond engine.max_sequences running)
   // at most; past it Generate is RESOURCE_EXHAUSTED (batch_scheduler.h).
   size_t max_waiting_requests = 1024;
+  // Generate from callers without a client certificate (a prover serving
+  // TLS without mTLS, or plaintext on loopback), per peer address
+  // (rpc/peer_limiter.h). Under mTLS a caller needs role `client` instead.
+  rpc::PeerLimits peer_limits;
   // Largest GenerateRequest.max_tokens.
   uint32_t max_new_tokens = 1024;
   // Longest prompt in tokens (and below the context) and in text bytes.

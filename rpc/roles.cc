@@ -50,7 +50,7 @@ absl::StatusOr<Json> ParseStrictJson(std::string_view text,
 }
 
 std::optional<Role> ParseRole(std::string_view name) {
-  for (Role r : {Role::kProver, Role::kAuditor, Role::kAdmin}) {
+  for (Role r : {Role::kProver, Role::kAuditor, Role::kClient, Role::kAdmin}) {
     if (name == RoleName(r)) return r;
   }
   return std::nullopt;
@@ -64,6 +64,8 @@ const char* RoleName(Role role) {
       return "prover";
     case Role::kAuditor:
       return "auditor";
+    case Role::kClient:
+      return "client";
     case Role::kAdmin:
       return "admin";
   }

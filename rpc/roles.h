@@ -1,10 +1,13 @@
 // Client certificates mapped to roles (DESIGN §7): a prover may submit
 // commitments, an auditor may request audits and open a prover's
-// activations, an admin may do everything; reads are open to anyone.
+// activations, a client may generate on a prover that runs mutual TLS, an
+// admin may do everything; reads are open to anyone (within the per-peer
+// limits of rpc/peer_limiter.h).
 //
 // The map is a JSON file (the --roles flag) naming each client
 // certificate's subject common name and its roles:
-//   {"prover-1": ["prover"], "verifier-1": ["auditor"], "ops": ["admin"]}
+//   {"prover-1": ["prover"], "verifier-1": ["auditor"], "app-1": ["client"],
+//    "ops": ["admin"]}
 // Refused when loading, with InvalidArgument naming the source, the key and
 // the value: malformed JSON, a duplicate key, a value that is not an array,
 // an unknown role name, an empty common name. An empty array is allowed.
@@ -35,7 +38,7 @@
 
 namespace layerproof::rpc {
 
-enum class Role { kProver, kAuditor, kAdmin };
+enum class Role { kProver, kAuditor, kClient, kAdmin };
 const char* RoleName(Role role);
 
 class RoleMap {

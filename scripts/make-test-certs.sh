@@ -5,7 +5,7 @@
 #   server.pem / server.key   CN=localhost, SAN DNS:localhost, IP:127.0.0.1
 #   NAME.pem / NAME.key       a client certificate with CN=NAME, for each
 #                             NAME given (default: prover-1 prover-2
-#                             verifier-1 auditor-1 stranger)
+#                             verifier-1 auditor-1 client-1 stranger)
 #   rogue-ca.pem / rogue-ca.key, rogue.pem / rogue.key
 #                             CN=rogue, signed by a different self-signed CA
 #                             (for tests that must refuse it)
@@ -23,7 +23,7 @@ out=$1
 shift
 names=("$@")
 if [[ ${#names[@]} -eq 0 ]]; then
-  names=(prover-1 prover-2 verifier-1 auditor-1 stranger)
+  names=(prover-1 prover-2 verifier-1 auditor-1 client-1 stranger)
 fi
 for n in "${names[@]}"; do
   if [[ ! $n =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]]; then

@@ -1,5 +1,6 @@
 #include "verifier/audit_service.h"
 
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -110,6 +111,8 @@ grpc::ServerUnaryReactor* AuditService::RequestAudit(
 grpc::ServerUnaryReactor* AuditService::GetVerdict(
     grpc::CallbackServerContext* context, const v1::GetVerdictRequest* request,
     v1::GetVerdictResponse* response) {
+  absl::StatusOr<rpc::PeerLease> lease = peers_.Admit(*context, "Audit.GetVerdict");
+  if (!lease.ok()) return FinishNow(context, lease.status());
   absl::StatusOr<internal::Dbs> db = dbs_->Get();
   if (!db.ok()) return FinishNow(context, db.status());
   return FinishNow(context, Verdicts(*db, *request, *response));
@@ -119,6 +122,8 @@ grpc::ServerUnaryReactor* AuditService::ListVerdicts(
     grpc::CallbackServerContext* context,
     const v1::ListVerdictsRequest* request,
     v1::ListVerdictsResponse* response) {
+  absl::StatusOr<rpc::PeerLease> lease = peers_.Admit(*context, "Audit.ListVerdicts");
+  if (!lease.ok()) return FinishNow(context, lease.status());
   absl::StatusOr<internal::Dbs> db = dbs_->Get();
   if (!db.ok()) return FinishNow(context, db.status());
   return FinishNow(context, List(*db, *request, *response));
@@ -165,13 +170,18 @@ grpc::ServerUnaryReactor* AuditService::PresentPromise(
     grpc::CallbackServerContext* context,
     const v1::PresentPromiseRequest* request,
     v1::PresentPromiseResponse* response) {
+  absl::StatusOr<rpc::PeerLease> admitted =
+      peers_.Admit(*context, "Audit.PresentPromise");
+  if (!admitted.ok()) return FinishNow(context, admitted.status());
+  // Held until the promise is judged: queued presentations count too.
+  auto lease = std::make_shared<rpc::PeerLease>(*std::move(admitted));
   // Lifetime: gRPC owns the default reactor; it ends after the Finish the
   // scheduler's worker calls once the promise is judged.
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   scheduler_.PresentPromise(
       request->promise_envelope(),
-      [reactor,
-       response](absl::StatusOr<AuditScheduler::PromiseJudgement> judged) {
+      [reactor, response,
+       lease](absl::StatusOr<AuditScheduler::PromiseJudgement> judged) {
         if (judged.ok()) {
           if (judged->logged_index.has_value()) {
             response->set_commitment_leaf_index(*judged->logged_index);

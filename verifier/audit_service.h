@@ -25,6 +25,7 @@
 #include <string>
 
 #include "layerproof/v1/audit.grpc.pb.h"
+#include "rpc/peer_limiter.h"
 #include "rpc/roles.h"
 #include "verifier/audit_scheduler.h"
 #include "verifier/internal/db_handles.h"
@@ -35,13 +36,16 @@ class AuditService final : public v1::Audit::CallbackService {
  public:
   // `scheduler` and `authorizer` must outlive the service. `num_layers` is
   // L of the verifier's model (bounds RequestAuditRequest.layers).
+  // The open calls (GetVerdict, ListVerdicts, PresentPromise) are each
+  // admitted by `peers`, which must outlive the service too.
   AuditService(std::shared_ptr<internal::DbHandles> dbs,
                AuditScheduler& scheduler, const rpc::Authorizer& authorizer,
-               std::string log_origin, uint32_t num_layers,
-               size_t max_evidence_bytes)
+               rpc::PeerLimiter& peers, std::string log_origin,
+               uint32_t num_layers, size_t max_evidence_bytes)
       : dbs_(std::move(dbs)),
         scheduler_(scheduler),
         authorizer_(authorizer),
+        peers_(peers),
         log_origin_(std::move(log_origin)),
         num_layers_(num_layers),
         max_evidence_bytes_(max_evidence_bytes) {}
@@ -70,6 +74,7 @@ class AuditService final : public v1::Audit::CallbackService {
   std::shared_ptr<internal::DbHandles> dbs_;
   AuditScheduler& scheduler_;
   const rpc::Authorizer& authorizer_;
+  rpc::PeerLimiter& peers_;
   const std::string log_origin_;
   const uint32_t num_layers_;
   const size_t max_evidence_bytes_;

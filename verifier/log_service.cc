@@ -126,6 +126,8 @@ grpc::ServerUnaryReactor* LogService::Submit(
 grpc::ServerUnaryReactor* LogService::GetCheckpoint(
     grpc::CallbackServerContext* context, const v1::GetCheckpointRequest*,
     v1::GetCheckpointResponse* response) {
+  absl::StatusOr<rpc::PeerLease> lease = peers_.Admit(*context, "Log.GetCheckpoint");
+  if (!lease.ok()) return FinishNow(context, lease.status());
   absl::StatusOr<internal::Dbs> db = dbs_->Get();
   if (!db.ok()) return FinishNow(context, db.status());
   return FinishNow(context, Checkpoint(*db, *response));
@@ -135,6 +137,8 @@ grpc::ServerUnaryReactor* LogService::GetInclusionProof(
     grpc::CallbackServerContext* context,
     const v1::GetInclusionProofRequest* request,
     v1::GetInclusionProofResponse* response) {
+  absl::StatusOr<rpc::PeerLease> lease = peers_.Admit(*context, "Log.GetInclusionProof");
+  if (!lease.ok()) return FinishNow(context, lease.status());
   absl::StatusOr<internal::Dbs> db = dbs_->Get();
   if (!db.ok()) return FinishNow(context, db.status());
   return FinishNow(context, InclusionProof(*db, *request, *response));
@@ -144,6 +148,8 @@ grpc::ServerUnaryReactor* LogService::GetConsistencyProof(
     grpc::CallbackServerContext* context,
     const v1::GetConsistencyProofRequest* request,
     v1::GetConsistencyProofResponse* response) {
+  absl::StatusOr<rpc::PeerLease> lease = peers_.Admit(*context, "Log.GetConsistencyProof");
+  if (!lease.ok()) return FinishNow(context, lease.status());
   absl::StatusOr<internal::Dbs> db = dbs_->Get();
   if (!db.ok()) return FinishNow(context, db.status());
   return FinishNow(context, ConsistencyProof(*db, *request, *response));
@@ -152,6 +158,8 @@ grpc::ServerUnaryReactor* LogService::GetConsistencyProof(
 grpc::ServerUnaryReactor* LogService::GetEntries(
     grpc::CallbackServerContext* context, const v1::GetEntriesRequest* request,
     v1::GetEntriesResponse* response) {
+  absl::StatusOr<rpc::PeerLease> lease = peers_.Admit(*context, "Log.GetEntries");
+  if (!lease.ok()) return FinishNow(context, lease.status());
   absl::StatusOr<internal::Dbs> db = dbs_->Get();
   if (!db.ok()) return FinishNow(context, db.status());
   return FinishNow(context, Entries(*db, *request, *response));

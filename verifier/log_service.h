@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "layerproof/v1/log.grpc.pb.h"
+#include "rpc/peer_limiter.h"
 #include "rpc/roles.h"
 #include "verifier/internal/db_handles.h"
 #include "verifier/submission.h"
@@ -27,10 +28,14 @@ inline constexpr size_t kMaxEntriesResponseBytes = 16 << 20;
 
 class LogService final : public v1::Log::CallbackService {
  public:
-  // `submitter` and `authorizer` must outlive the service.
+  // `submitter`, `authorizer` and `peers` must outlive the service. The
+  // reads are open to anyone, each admitted by `peers`.
   LogService(std::shared_ptr<internal::DbHandles> dbs, Submitter& submitter,
-             const rpc::Authorizer& authorizer)
-      : dbs_(std::move(dbs)), submitter_(submitter), authorizer_(authorizer) {}
+             const rpc::Authorizer& authorizer, rpc::PeerLimiter& peers)
+      : dbs_(std::move(dbs)),
+        submitter_(submitter),
+        authorizer_(authorizer),
+        peers_(peers) {}
 
   grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
                                    const v1::SubmitRequest* request,
@@ -56,6 +61,7 @@ class LogService final : public v1::Log::CallbackService {
   std::shared_ptr<internal::DbHandles> dbs_;
   Submitter& submitter_;
   const rpc::Authorizer& authorizer_;
+  rpc::PeerLimiter& peers_;
 };
 
 }  // namespace layerproof::verifier

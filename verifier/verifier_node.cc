@@ -184,11 +184,13 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
       options.submit_threads, options.max_submission_bytes_in_flight);
   node->authorizer_ =
       std::make_unique<rpc::Authorizer>(options.roles, options.insecure);
+  LP_ASSIGN_OR_RETURN(node->peer_limiter_,
+                      rpc::PeerLimiter::Create(options.peer_limits));
   node->log_service_ = std::make_unique<LogService>(
-      node->dbs_, *node->submitter_, *node->authorizer_);
+      node->dbs_, *node->submitter_, *node->authorizer_, *node->peer_limiter_);
   node->audit_service_ = std::make_unique<AuditService>(
-      node->dbs_, *node->scheduler_, *node->authorizer_, node->log_origin_,
-      num_layers, options.max_evidence_bytes);
+      node->dbs_, *node->scheduler_, *node->authorizer_, *node->peer_limiter_,
+      node->log_origin_, num_layers, options.max_evidence_bytes);
   ReportServiceOptions report_options;
   report_options.verifier_id = options.verifier_id;
   report_options.log_origin = node->log_origin_;

@@ -39,6 +39,7 @@
 #include "layerproof/v1/records.pb.h"
 #include "store/crypto.h"
 #include "store/log.h"
+#include "rpc/peer_limiter.h"
 #include "rpc/roles.h"
 #include "verifier/audit_policy.h"
 #include "verifier/prover_registry.h"
@@ -91,6 +92,10 @@ struct VerifierOptions {
   absl::Duration audit_retry_interval = absl::Seconds(30);
   // Audits queued on the workers at most (audit_scheduler.h).
   size_t max_queued_audits = 10000;
+  // The open reads (Log.Get*, Audit.GetVerdict, ListVerdicts,
+  // PresentPromise) from callers without a client certificate, per peer
+  // address (rpc/peer_limiter.h).
+  rpc::PeerLimits peer_limits;
   // Largest envelope the log accepts.
   size_t max_leaf_bytes = 1 << 20;
   // Envelope bytes of Log.Submit batches admitted but not yet answered;
@@ -171,6 +176,7 @@ class VerifierNode {
   std::unique_ptr<AuditScheduler> scheduler_;
   std::unique_ptr<Submitter> submitter_;
   std::unique_ptr<rpc::Authorizer> authorizer_;
+  std::unique_ptr<rpc::PeerLimiter> peer_limiter_;
   std::unique_ptr<LogService> log_service_;
   std::unique_ptr<AuditService> audit_service_;
   std::unique_ptr<ReportService> report_service_;

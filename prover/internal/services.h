@@ -22,6 +22,7 @@
 #include "prover/internal/prover_faults.h"
 #include "prover/journal.h"
 #include "prover/validation.h"
+#include "rpc/peer_limiter.h"
 #include "rpc/roles.h"
 #include "rpc/task_pool.h"
 
@@ -58,10 +59,19 @@ struct ServiceContext {
   JournalHandle* journal = nullptr;
   rpc::TaskPool* opening_pool = nullptr;
   std::unique_ptr<rpc::Authorizer> authorizer;
+  std::unique_ptr<rpc::PeerLimiter> peer_limiter;
   uint64_t max_opening_bytes = 0;
   absl::Duration max_opening_time = absl::InfiniteDuration();
   ProverFaults* faults = nullptr;  // tests only
 };
+
+// Who may call Inference.Generate(Stream), and how often: a caller with a
+// verified client certificate (mTLS) needs role `client`; any other caller
+// is admitted per peer address (context.peer_limiter). The lease is held
+// until the call finishes.
+absl::StatusOr<rpc::PeerLease> AdmitGenerate(
+    const ServiceContext& context, const grpc::ServerContextBase& call,
+    std::string_view method);
 
 class InferenceService final : public v1::Inference::CallbackService {
  public:

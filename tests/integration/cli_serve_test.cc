@@ -43,7 +43,7 @@ TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
           .ok());
   std::ofstream(root + "/roles.json")
       << R"({"prover-1": ["prover"], "verifier-1": ["auditor"],
-             "auditor-1": ["auditor"]})";
+             "auditor-1": ["auditor"], "client-1": ["client"]})";
   const int prover_port = ReservePort();
   const std::string prover_address = "127.0.0.1:" + std::to_string(prover_port);
   std::ofstream(root + "/provers.json")
@@ -78,8 +78,19 @@ TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
            "prover-1"));
   ASSERT_EQ(prover.address(), prover_address);
 
-  // A client with any certificate from the CA may generate.
-  auto inference = Stub<v1::Inference>(prover.address(), "stranger");
+  // Under mTLS, Generate needs role client: a certificate from the CA
+  // without it is refused.
+  {
+    auto refused = Stub<v1::Inference>(prover.address(), "stranger");
+    v1::GenerateRequest request;
+    request.set_text("a stranger");
+    request.set_max_tokens(2);
+    v1::GenerateResponse response;
+    grpc::ClientContext context;
+    EXPECT_EQ(refused->Generate(&context, request, &response).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+  }
+  auto inference = Stub<v1::Inference>(prover.address(), "client-1");
   v1::GenerateRequest request;
   request.set_text("the quick brown fox");
   request.set_max_tokens(4);
@@ -128,7 +139,7 @@ TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
   std::atomic<int> started{0};
   for (int i = 0; i < kInFlight; ++i) {
     streams.emplace_back([&, i] {
-      auto stub = Stub<v1::Inference>(prover.address(), "stranger");
+      auto stub = Stub<v1::Inference>(prover.address(), "client-1");
       v1::GenerateRequest long_request;
       long_request.set_text("stream " + std::to_string(i));
       long_request.set_max_tokens(400);

@@ -20,6 +20,7 @@ rpc::RoleMap Roles() {
   roles.Grant("prover-2", rpc::Role::kProver);
   roles.Grant("verifier-1", rpc::Role::kAuditor);
   roles.Grant("auditor-1", rpc::Role::kAuditor);
+  roles.Grant("client-1", rpc::Role::kClient);
   return roles;
 }
 
@@ -42,7 +43,7 @@ class SecureCluster : public ::testing::Test {
   // Runs one request over TLS as `client` and returns its response.
   v1::GenerateResponse GenerateOne() {
     auto stub =
-        cluster_.InferenceStub(*prover_, TestCerts::Get().Client("stranger"));
+        cluster_.InferenceStub(*prover_, TestCerts::Get().Client("client-1"));
     v1::SamplingParams greedy;
     greedy.set_top_p(1.0f);
     auto r = cluster_.Generate(*stub, {1, 2, 3}, 3, greedy);
@@ -61,6 +62,28 @@ TEST_F(SecureCluster, HonestFlowWorksOverMutualTls) {
   const std::vector<v1::Verdict> verdicts = cluster_.Verdicts(r.request_id());
   ASSERT_EQ(verdicts.size(), 1u);
   EXPECT_EQ(verdicts[0].outcome(), v1::PASS) << verdicts[0].detail();
+}
+
+// Regression (issue 13, item 7): under mTLS, Generate was open to any
+// certificate from the CA. It needs role client now; a refused call
+// commits, journals and logs nothing.
+TEST_F(SecureCluster, GenerateNeedsTheClientRole) {
+  for (const char* who : {"stranger", "auditor-1"}) {
+    auto stub = cluster_.InferenceStub(*prover_, TestCerts::Get().Client(who));
+    v1::GenerateRequest request;
+    request.mutable_token_ids()->add_ids(1);
+    request.set_max_tokens(2);
+    v1::GenerateResponse response;
+    grpc::ClientContext context;
+    const grpc::Status status = stub->Generate(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << who;
+    EXPECT_NE(status.error_message().find("role client"), std::string::npos)
+        << status.error_message();
+  }
+  absl::SleepFor(absl::Milliseconds(200));  // anything submitted would land
+  EXPECT_EQ(cluster_.LatestCheckpoint().size, 0u);
+  EXPECT_EQ(prover_->node->committed_requests(), 0u);
+  EXPECT_EQ(prover_->node->pending_submissions(), 0u);
 }
 
 TEST_F(SecureCluster, SubmitNeedsTheProverRole) {
@@ -156,7 +179,7 @@ RunningProver& StartSecondProver(Cluster& cluster, ProverSetup setup) {
 // be logged.
 void ExpectRefusalVerdicts(Cluster& cluster, RunningProver& prover) {
   auto stub =
-      cluster.InferenceStub(prover, TestCerts::Get().Client("stranger"));
+      cluster.InferenceStub(prover, TestCerts::Get().Client("client-1"));
   v1::SamplingParams greedy;
   greedy.set_top_p(1.0f);
   v1::GenerateRequest request;

@@ -4,7 +4,7 @@
 //
 // Link layerproof::test_certs (tests/rpc/CMakeLists.txt), which carries the
 // script's path. Files: ca, server (CN=localhost, SAN localhost and
-// 127.0.0.1), prover-1, prover-2, verifier-1, auditor-1, stranger (client
+// 127.0.0.1), prover-1, prover-2, verifier-1, auditor-1, client-1, stranger (client
 // certificates, CN = the name), rogue (signed by rogue-ca, not by ca).
 // Thread safety: Get() is thread-safe; the object is immutable.
 #ifndef LAYERPROOF_TESTS_RPC_TEST_CERTS_H_
