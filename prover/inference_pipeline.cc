@@ -125,13 +125,16 @@ absl::StatusOr<uint64_t> InferencePipeline::Start(GenerationSpec spec,
   scheduled.on_token = std::move(on_token);
   scheduled.on_finished =
       [this, request](absl::StatusOr<model::FinishedSequence> finished) {
-        const bool queued = commit_pool_.Post(
-            [this, request, finished = std::move(finished)]() mutable {
-              Commit(request, std::move(finished));
-            });
-        if (!queued) {
-          request->done(absl::UnavailableError(
-              "prover: shutting down, the request was not committed"));
+        const absl::Status queued = commit_pool_.Offer(
+            {[this, request, finished = std::move(finished)]() mutable {
+               Commit(request, std::move(finished));
+             },
+             {}},
+            "prover commit queue");
+        if (!queued.ok()) {
+          request->done(absl::Status(
+              queued.code(), Cat(std::string(queued.message()),
+                                 "; the request was not committed")));
         }
       };
   return scheduler_.Enqueue(std::move(scheduled));

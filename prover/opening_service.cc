@@ -78,12 +78,11 @@ class OpenReactor final : public grpc::ServerWriteReactor<v1::OpenChunk> {
     std::shared_ptr<OpenCall> call = call_;
     const ServiceContext* ctx = &context_;
     v1::OpenRequest copy = request;
-    const bool queued = context.opening_pool->Post(
-        [ctx, call, copy = std::move(copy)] { RunReplay(*ctx, call, copy); });
-    if (!queued) {
-      call_->FinishLocked(
-          grpc::Status(grpc::StatusCode::UNAVAILABLE, "prover: shutting down"));
-    }
+    const absl::Status queued = context.opening_pool->Offer(
+        {[ctx, call, copy = std::move(copy)] { RunReplay(*ctx, call, copy); },
+         {}},
+        "Opening.Open: the prover's replay queue");
+    if (!queued.ok()) call_->FinishLocked(rpc::ToGrpcStatus(queued));
   }
 
   void OnWriteDone(bool ok) override {

@@ -183,8 +183,14 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
 
   n.scheduler = std::make_unique<BatchScheduler>(
       *n.engine, o.engine.max_sequences, o.max_waiting_requests);
-  n.commit_pool = std::make_unique<rpc::TaskPool>(1);
-  n.opening_pool = std::make_unique<rpc::TaskPool>(o.opening_threads);
+  // The commit queue holds requests the engine finished; the engine admits
+  // at most max_sequences running plus max_waiting_requests waiting, so this
+  // bound is never reached unless commits stall (then a finished request
+  // fails RESOURCE_EXHAUSTED, uncommitted, rather than queueing forever).
+  n.commit_pool = std::make_unique<rpc::TaskPool>(
+      1, o.max_waiting_requests + size_t(o.engine.max_sequences));
+  n.opening_pool = std::make_unique<rpc::TaskPool>(o.opening_threads,
+                                                   o.max_queued_openings);
   PipelineConfig pc;
   pc.model = o.model;
   pc.prover_id = o.prover_id;

@@ -98,6 +98,9 @@ struct ProverOptions {
   uint64_t max_opening_bytes = uint64_t{256} << 20;
   absl::Duration max_opening_time = absl::Seconds(60);
   int opening_threads = 2;
+  // Openings waiting for a replay worker at most; past it Opening.Open is
+  // RESOURCE_EXHAUSTED (the verifier retries). Each holds only its request.
+  size_t max_queued_openings = 64;
   // Who may call Opening.Open (Role::kAuditor) when the server runs TLS;
   // `insecure`: the server is plaintext and every check passes.
   rpc::RoleMap roles;

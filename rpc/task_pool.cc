@@ -2,9 +2,13 @@
 
 #include <utility>
 
+#include "store/internal/str_cat.h"
+
 namespace layerproof::rpc {
 
-TaskPool::TaskPool(int threads) {
+using store::internal::Cat;
+
+TaskPool::TaskPool(int threads, size_t max_queued) : max_queued_(max_queued) {
   if (threads < 1) threads = 1;
   threads_.reserve(size_t(threads));
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
@@ -17,11 +21,18 @@ TaskPool::~TaskPool() {
   }
 }
 
-bool TaskPool::Post(Task task) {
+absl::Status TaskPool::Offer(Task task, std::string_view what) {
   absl::MutexLock lock(&mu_);
-  if (stopped_ || refusing_) return false;
+  if (stopped_ || refusing_) {
+    return absl::UnavailableError(Cat(what, ": shutting down"));
+  }
+  if (queue_.size() >= max_queued_) {
+    return absl::ResourceExhaustedError(
+        Cat(what, ": ", queue_.size(), " tasks queued, the most it holds; "
+            "retry later"));
+  }
   queue_.push_back(std::move(task));
-  return true;
+  return absl::OkStatus();
 }
 
 void TaskPool::Drain() {

@@ -17,11 +17,13 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
@@ -35,16 +37,23 @@ class TaskPool {
     std::function<void()> dropped;
   };
 
-  explicit TaskPool(int threads);
+  // `max_queued` bounds the tasks waiting (not running): past it Offer is
+  // RESOURCE_EXHAUSTED and Post false, so no queue of a node grows without
+  // bound.
+  explicit TaskPool(int threads, size_t max_queued = kUnbounded);
+  static constexpr size_t kUnbounded = ~size_t{0};
   // Stops (dropping queued tasks) and joins every thread, waiting for the
   // running tasks however long they take.
   ~TaskPool();
   TaskPool(const TaskPool&) = delete;
   TaskPool& operator=(const TaskPool&) = delete;
 
-  // Queues `task`; false (and nothing queued or called) once stopped or
-  // draining.
-  bool Post(Task task);
+  // Queues `task`: OK; UNAVAILABLE once stopped or draining;
+  // RESOURCE_EXHAUSTED naming `what` when max_queued tasks wait. Nothing is
+  // queued or called on an error.
+  absl::Status Offer(Task task, std::string_view what = "task pool");
+  // Offer(task).ok().
+  bool Post(Task task) { return Offer(std::move(task)).ok(); }
   bool Post(std::function<void()> run) {
     return Post(Task{std::move(run), {}});
   }
@@ -64,6 +73,7 @@ class TaskPool {
  private:
   void Work();
 
+  const size_t max_queued_;
   mutable absl::Mutex mu_;
   std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
   size_t running_ ABSL_GUARDED_BY(mu_) = 0;

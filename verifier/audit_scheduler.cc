@@ -196,6 +196,14 @@ absl::Status AuditScheduler::ResumePending() {
   return absl::OkStatus();
 }
 
+absl::Status AuditScheduler::RoomInQueue(std::string_view call) const {
+  if (pool_.queued() < options_.max_queued_audits) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      Cat(call, ": ", pool_.queued(), " tasks queued, want < ",
+          options_.max_queued_audits,
+          " (AuditSchedulerOptions.max_queued_audits); retry later"));
+}
+
 void AuditScheduler::Queue(const std::string& seed, VerdictCallback done) {
   // Full: the audit stays pending in the store; a retry pass queues it.
   if (pool_.queued() >= options_.max_queued_audits) return;
@@ -223,11 +231,8 @@ void AuditScheduler::Queue(const std::string& seed, VerdictCallback done) {
 void AuditScheduler::RequestAudit(std::string request_id, uint64_t leaf_index,
                                   std::vector<uint32_t> layers, bool all_layers,
                                   VerdictCallback done) {
-  if (pool_.queued() >= options_.max_queued_audits) {
-    done(absl::ResourceExhaustedError(
-        Cat("RequestAudit: ", pool_.queued(), " audits queued, want < ",
-            options_.max_queued_audits,
-            " (AuditSchedulerOptions.max_queued_audits); retry later")));
+  if (absl::Status room = RoomInQueue("RequestAudit"); !room.ok()) {
+    done(room);
     return;
   }
   rpc::TaskPool::Task task;

@@ -179,6 +179,10 @@ class AuditScheduler {
  private:
   // Persists nothing; queues the audit with seed `seed`.
   void Queue(const std::string& seed, VerdictCallback done);
+  // OK while fewer than max_queued_audits tasks wait (audits, on-demand
+  // requests and promise presentations share the pool); else
+  // RESOURCE_EXHAUSTED naming `call`.
+  absl::Status RoomInQueue(std::string_view call) const;
   // Runs the audit; an error leaves it pending and is logged (audit_error).
   void RunAudit(const std::string& seed, const VerdictCallback& done);
   // Sets *request_id once the audit's record is read.

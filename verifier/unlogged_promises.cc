@@ -37,6 +37,10 @@ std::string Time(int64_t unix_nanos) {
 
 void AuditScheduler::PresentPromise(std::string envelope,
                                     PromiseCallback done) {
+  if (absl::Status room = RoomInQueue("PresentPromise"); !room.ok()) {
+    done(room);
+    return;
+  }
   rpc::TaskPool::Task task;
   // Signature checks and synced writes: on a worker, never a reactor.
   task.run = [this, envelope = std::move(envelope), done] {

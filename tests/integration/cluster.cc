@@ -111,6 +111,7 @@ void Cluster::StartVerifier(const VerifierSetup& setup) {
   options.opening_timeout = setup.opening_timeout;
   options.roles = setup.roles;
   options.insecure = setup.server_tls.insecure;
+  options.peer_limits = setup.peer_limits;
   for (const auto& p : provers_) {
     if (!p->node) continue;
     options.provers.push_back(verifier::ProverRegistration{
@@ -175,6 +176,8 @@ RunningProver& Cluster::StartProver(const ProverSetup& setup) {
   options.roles = setup.roles;
   options.insecure = setup.server_tls.insecure;
   options.faults = setup.faults;
+  options.max_waiting_requests = setup.max_waiting_requests;
+  options.peer_limits = setup.peer_limits;
   auto node = prover::ProverNode::Create(std::move(options));
   EXPECT_TRUE(node.ok()) << node.status();
   p->node = *std::move(node);

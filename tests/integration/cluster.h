@@ -65,6 +65,7 @@ struct VerifierSetup {
   rpc::TlsOptions server_tls = Insecure();
   rpc::TlsOptions client_tls = Insecure();
   rpc::RoleMap roles{};
+  rpc::PeerLimits peer_limits{};
 };
 
 struct ProverSetup {
@@ -84,6 +85,8 @@ struct ProverSetup {
   rpc::TlsOptions server_tls = Insecure();
   rpc::TlsOptions client_tls = Insecure();
   rpc::RoleMap roles{};
+  size_t max_waiting_requests = 1024;
+  rpc::PeerLimits peer_limits{};
 };
 
 struct RunningProver {
