@@ -32,6 +32,9 @@
 # small model in build-bench/models/ and builds its logs (1,000, 10,000 and
 # 100,000 commitments by default, --sizes) under build-bench/bench-tmp/.
 #
+# client_bench (the client's receipt check, check::CheckReceipt, against the
+# Generate latency it checks) runs last with LAYERPROOF_CLIENT_BENCH_ARGS.
+#
 # OpenBLAS (the peer in gemm_bench and model_bench) honours OPENBLAS_CORETYPE
 # and OPENBLAS_L2_SIZE; some machines set them to pin old, slow kernels, so
 # the benchmarks run with both unset and OpenBLAS picks its own kernels.
@@ -42,7 +45,7 @@ cd "$(dirname "$0")/.."
 cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DLAYERPROOF_BUILD_TESTS=OFF ${LAYERPROOF_BENCH_CMAKE_ARGS:-} >/dev/null
 cmake --build build-bench --target gemm_bench ops_bench model_bench log_bench \
-  service_bench report_bench
+  service_bench report_bench client_bench
 
 run() { env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@"; }
 
@@ -56,3 +59,5 @@ build-bench/bench/log_bench ${LAYERPROOF_LOG_BENCH_ARGS:-}
 run build-bench/bench/service_bench ${LAYERPROOF_SERVICE_BENCH_ARGS:-}
 # shellcheck disable=SC2086  # word splitting of the options is wanted
 run build-bench/bench/report_bench ${LAYERPROOF_REPORT_BENCH_ARGS:-}
+# shellcheck disable=SC2086  # word splitting of the options is wanted
+run build-bench/bench/client_bench ${LAYERPROOF_CLIENT_BENCH_ARGS:-}
