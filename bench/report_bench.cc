@@ -24,10 +24,10 @@
 //     with s = 4 blocks ({2, 4, 6, 8}), and Audit.GetEvidence fetches each
 //     verdict's bundle. Timed, --bundle-reps rounds taking turns (order
 //     rotating), best and median of wall and process CPU time:
-//       (a) verifier::VerifyEvidenceBundle of the serialised bundle, with
+//       (a) check::VerifyEvidenceBundle of the serialised bundle, with
 //           a third party's own engine over the same model files;
 //       (b) peer: the verifier's own audit of the same commitment,
-//           verifier::ReExecutor::Audit with the same plan (the verdict's
+//           check::ReExecutor::Audit with the same plan (the verdict's
 //           blocks and audit seed), fed the bundle's opening from memory;
 //           (a) / (b) is what the signature, proof and binding checks and
 //           the bundle's parsing add;

@@ -30,8 +30,8 @@
 #include "store/envelope.h"
 #include "rpc/tls.h"
 #include "verifier/audit_policy.h"
-#include "verifier/bundle_check.h"
-#include "verifier/re_executor.h"
+#include "check/bundle_check.h"
+#include "check/re_executor.h"
 
 namespace layerproof::bench {
 namespace {
@@ -136,7 +136,7 @@ class Service {
 };
 
 // Hands back the bundle's opening, held in memory.
-class MemoryOpening : public verifier::OpeningSource {
+class MemoryOpening : public check::OpeningSource {
  public:
   explicit MemoryOpening(const v1::EvidenceBundle& b) {
     opening_.header = b.opening();
@@ -146,11 +146,11 @@ class MemoryOpening : public verifier::OpeningSource {
       opening_.layers[l.layer()] = std::move(rows);
     }
   }
-  absl::StatusOr<verifier::Opening> Open(std::string_view, std::string_view,
+  absl::StatusOr<check::Opening> Open(std::string_view, std::string_view,
                                          const std::vector<uint32_t>& ks,
                                          uint64_t, uint64_t,
                                          absl::Time) override {
-    verifier::Opening o;
+    check::Opening o;
     o.header = opening_.header;
     for (uint32_t k : ks) {
       auto it = opening_.layers.find(k);
@@ -160,7 +160,7 @@ class MemoryOpening : public verifier::OpeningSource {
   }
 
  private:
-  verifier::Opening opening_;
+  check::Opening opening_;
 };
 
 struct BundleRow {
@@ -202,19 +202,19 @@ void Bundles(const Options& o, const km::Model& model,
   std::unique_ptr<km::Engine> engine =
       Must(km::Engine::Create(model, executor.get(), eo), "Engine::Create");
   const std::string digest = ModelDigest(model);
-  verifier::BundleTrust trust;
+  check::BundleTrust trust;
   trust.log_key = log_key;
   trust.prover_keys = {prover_key};
   store::KeyRing keys;
   keys.Add(prover_key);
-  verifier::ReExecutor re(*engine, digest);
+  check::ReExecutor re(*engine, digest);
 
   std::vector<BundleRow> rows;
   int64_t positions = 0;
   for (size_t b = 0; b < bundles.size(); ++b) {
     const std::string& bytes = bundles[b];
     const v1::EvidenceBundle bundle =
-        Must(verifier::ParseEvidenceBundle(bytes), "ParseEvidenceBundle");
+        Must(check::ParseEvidenceBundle(bytes), "check::ParseEvidenceBundle");
     v1::Envelope venv;
     if (!venv.ParseFromString(bundle.verdict_envelope())) {
       Die("bundle", "verdict envelope");
@@ -222,7 +222,7 @@ void Bundles(const Options& o, const km::Model& model,
     const v1::Verdict verdict =
         Must(store::ParseVerdict(venv.payload()), "ParseVerdict");
     if (verdict.outcome() != v1::PASS) Die("bundle", "verdict is not PASS");
-    verifier::AuditPlan plan;
+    check::AuditPlan plan;
     plan.layers.assign(verdict.audited_layers().begin(),
                        verdict.audited_layers().end());
     plan.audit_seed = verdict.audit_seed();
@@ -248,28 +248,28 @@ void Bundles(const Options& o, const km::Model& model,
         const auto t0 = Clock::now();
         switch (which) {
           case 0: {
-            const verifier::BundleVerification v = Must(
-                verifier::VerifyEvidenceBundle(bytes, *engine, digest, trust),
-                "VerifyEvidenceBundle");
+            const check::BundleVerification v = Must(
+                check::VerifyEvidenceBundle(bytes, *engine, digest, trust),
+                "check::VerifyEvidenceBundle");
             if (!v.ok() || !v.verdict_rederived) {
               std::string d;
               for (const auto& c : v.checks) {
                 d += c.check + " " +
-                     std::string(verifier::BundleCheckStateName(c.state)) +
+                     std::string(check::BundleCheckStateName(c.state)) +
                      ": " + c.detail + "\n";
               }
-              Die("VerifyEvidenceBundle", "bundle did not verify:\n" + d);
+              Die("check::VerifyEvidenceBundle", "bundle did not verify:\n" + d);
             }
             break;
           }
           case 1: {
-            const verifier::AuditOutcome out =
+            const check::AuditOutcome out =
                 Must(re.Audit(bundle.commitment_envelope(),
                               bundle.commitment_inclusion().leaf_index(), plan,
                               keys, source, absl::Seconds(600)),
-                     "ReExecutor::Audit");
+                     "check::ReExecutor::Audit");
             if (out.verdict.outcome() != v1::PASS) {
-              Die("ReExecutor::Audit", out.verdict.detail());
+              Die("check::ReExecutor::Audit", out.verdict.detail());
             }
             break;
           }
@@ -301,8 +301,8 @@ void Bundles(const Options& o, const km::Model& model,
       (long long)L, (long long)mc.hidden_size, (long long)positions,
       (long long)kPrompt, kTokens, o.bundle_reps);
   Emit(
-      "| s (blocks) | bundle | VerifyEvidenceBundle ms, wall best / median "
-      "(CPU median) | ReExecutor::Audit ms, wall best / median (CPU median) "
+      "| s (blocks) | bundle | check::VerifyEvidenceBundle ms, wall best / median "
+      "(CPU median) | check::ReExecutor::Audit ms, wall best / median (CPU median) "
       "| Engine::Forward ms, wall best / median (CPU median) | verify / "
       "audit (best / median of pairs) | verify - audit ms (median of pairs) "
       "| verify / forward (best / median of pairs) "

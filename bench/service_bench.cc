@@ -95,7 +95,7 @@
 #include "rpc/task_pool.h"
 #include "rpc/tls.h"
 #include "verifier/audit_policy.h"
-#include "verifier/re_executor.h"
+#include "check/re_executor.h"
 #include "verifier/verifier_node.h"
 
 namespace layerproof::bench {
@@ -696,15 +696,15 @@ class CaptureTap : public km::LayerTap {
 };
 
 // Hands back the precomputed honest opening of one request.
-class PrecomputedOpenings : public verifier::OpeningSource {
+class PrecomputedOpenings : public check::OpeningSource {
  public:
   v1::OpeningHeader header;
   std::vector<std::vector<float>> layers;  // h^0 .. h^L
-  absl::StatusOr<verifier::Opening> Open(std::string_view, std::string_view,
+  absl::StatusOr<check::Opening> Open(std::string_view, std::string_view,
                                          const std::vector<uint32_t>& ks,
                                          uint64_t, uint64_t,
                                          absl::Time) override {
-    verifier::Opening o;
+    check::Opening o;
     o.header = header;
     o.header.clear_layers();
     for (uint32_t k : ks) {
@@ -739,7 +739,7 @@ void AuditCost(const Options& o, const std::string& preset,
   const auto key = NewKey();
   store::KeyRing keys;
   keys.Add(key->public_key());
-  verifier::ReExecutor re(*engine, ModelDigest(model));
+  check::ReExecutor re(*engine, ModelDigest(model));
 
   std::vector<std::unique_ptr<AuditRequest>> reqs;
   for (int i = 0; i < o.audit_requests; ++i) {
@@ -838,16 +838,16 @@ void AuditCost(const Options& o, const std::string& preset,
     row.s = static_cast<uint32_t>((*plans)[0].size());
     for (size_t pi = 0; pi < plans->size(); ++pi) {
       AuditRequest& r = *reqs[pi % reqs.size()];
-      verifier::AuditPlan plan;
+      check::AuditPlan plan;
       plan.layers = (*plans)[pi];
       plan.audit_seed = std::string(32, 'b');
       double best_cpu = 0, best_wall = 0;
       for (int rep = 0; rep < o.audit_reps; ++rep) {
         const double c0 = ProcessCpuSeconds();
         const auto t0 = Clock::now();
-        const verifier::AuditOutcome out = Must(
+        const check::AuditOutcome out = Must(
             re.Audit(r.envelope, pi, plan, keys, r.opening, absl::Seconds(600)),
-            "ReExecutor::Audit");
+            "check::ReExecutor::Audit");
         const double wall = Seconds(t0), cpu = ProcessCpuSeconds() - c0;
         if (out.verdict.outcome() != v1::PASS) {
           ++failures;

@@ -5,7 +5,7 @@
 // The verifier's streaming opening client, the re-executor's full opening
 // check and the offline bundle re-execution all start with it; the rest of
 // an opening (salt, ids, digests, layer hashes) is the re-executor's
-// (verifier/internal/opening_checks.h).
+// (check/internal/opening_checks.h).
 // Thread safety: pure function.
 #ifndef LAYERPROOF_CHECK_OPENING_HEADER_H_
 #define LAYERPROOF_CHECK_OPENING_HEADER_H_

@@ -13,8 +13,8 @@
 #include "store/crypto.h"
 #include "store/envelope.h"
 #include "store/status.h"
-#include "verifier/bundle_check.h"
-#include "verifier/report_format.h"
+#include "check/bundle_check.h"
+#include "check/report_format.h"
 #include "verifier/report_html.h"
 
 namespace layerproof::cli {
@@ -136,13 +136,13 @@ void WriteDemoReport(DemoCluster& cluster, int64_t from_unix_nanos,
                            "service registered by VerifierNode::services()?)",
                            status));
   }
-  auto dsse = verifier::ReportEnvelopeToDsseJson(response.report_envelope());
+  auto dsse = check::ReportEnvelopeToDsseJson(response.report_envelope());
   if (!dsse.ok()) return Record(o, "report.json", dsse.status());
   if (absl::Status s = WriteWholeFile(o.report_json, *dsse); !s.ok()) {
     return Record(o, "report.json", s);
   }
   auto report =
-      verifier::VerifyReportDsseJson(*dsse, cluster.verifier().public_key());
+      check::VerifyReportDsseJson(*dsse, cluster.verifier().public_key());
   if (!report.ok()) return Record(o, "report verification", report.status());
   o.report_verified = true;
   o.report_lines = ReportLines(*report);
@@ -178,7 +178,7 @@ void WriteAndCheckEvidence(DemoCluster& cluster,
     return Record(o, "evidence", s);
   }
   // A third party's trust: the public keys as published in OUT/keys.
-  verifier::BundleTrust trust;
+  check::BundleTrust trust;
   auto log_key = store::ReadPublicKeyFile(cluster.PublicKeyFile("verifier"));
   if (!log_key.ok()) return Record(o, "evidence", log_key.status());
   trust.log_key = *log_key;
@@ -190,7 +190,7 @@ void WriteAndCheckEvidence(DemoCluster& cluster,
   trust.expected_origin = cluster.verifier().log_origin();
   std::mutex mu;
   std::unique_ptr<ProgressBar> bar;
-  auto checked = verifier::VerifyEvidenceBundle(
+  auto checked = check::VerifyEvidenceBundle(
       bytes, engine, model_digest, trust,
       [&](int done, int total, std::string_view step) {
         std::lock_guard<std::mutex> lock(mu);
@@ -202,9 +202,9 @@ void WriteAndCheckEvidence(DemoCluster& cluster,
       });
   if (bar) bar->Finish();
   if (!checked.ok()) return Record(o, "bundle verification", checked.status());
-  for (const verifier::BundleCheckResult& c : checked->checks) {
+  for (const check::BundleCheckResult& c : checked->checks) {
     // The names verify-bundle prints: "pass", "fail", "n/a".
-    const std::string state(verifier::BundleCheckStateName(c.state));
+    const std::string state(check::BundleCheckStateName(c.state));
     o.bundle_checks.push_back(DemoCheck{c.check, state, c.detail});
     if (!quiet) {
       std::printf("  bundle check %-28s %-4s %s\n", c.check.c_str(),

@@ -1,7 +1,7 @@
 // `layerproof report`: fetches a signed compliance report from a verifier
 // (Report.GetComplianceReport) with a fresh client nonce, checks it with the
 // verifier's public key (signature, checkpoint note, consistency proof:
-// verifier/report_format.h) and that it answers the request (window,
+// check/report_format.h) and that it answers the request (window,
 // prover filter, verifier id, log origin, nonce, and with --previous that
 // it extends the caller's own previous report), and writes it as the DSSE
 // JSON envelope or as a self-contained HTML page; `layerproof report
@@ -35,7 +35,7 @@
 #include "store/crypto.h"
 #include "rpc/tls.h"
 #include "verifier/audit_policy.h"
-#include "verifier/report_format.h"
+#include "check/report_format.h"
 #if __has_include("verifier/report_html.h")
 #include "verifier/report_html.h"
 #define LP_HAVE_REPORT_HTML 1
@@ -112,14 +112,14 @@ absl::StatusOr<std::string> ReadFile(
 }
 
 // A saved DSSE JSON report at `path` (named by `flag`), size-capped before
-// it is read and fully verified (verifier/report_format.h).
+// it is read and fully verified (check/report_format.h).
 absl::StatusOr<nlohmann::json> LoadVerifiedReport(
     const std::string& flag, const std::string& path,
     const store::Ed25519PublicKey& key) {
   LP_ASSIGN_OR_RETURN(std::string dsse,
-                      ReadFile(flag, path, verifier::kMaxReportDsseJsonBytes));
+                      ReadFile(flag, path, check::kMaxReportDsseJsonBytes));
   absl::StatusOr<nlohmann::json> report =
-      verifier::VerifyReportDsseJson(dsse, key);
+      check::VerifyReportDsseJson(dsse, key);
   if (!report.ok()) {
     return absl::Status(report.status().code(),
                         path + ": " + std::string(report.status().message()));
@@ -475,7 +475,7 @@ int Fetch(const std::vector<std::string>& args) {
                                                               : kFailure);
   }
   absl::StatusOr<nlohmann::json> report =
-      verifier::VerifyReportEnvelope(response.report_envelope(), *key);
+      check::VerifyReportEnvelope(response.report_envelope(), *key);
   if (!report.ok()) {
     return Fail("refusing the report: " +
                 std::string(report.status().message()));
@@ -495,7 +495,7 @@ int Fetch(const std::vector<std::string>& args) {
   std::string out;
   if (format == "json") {
     absl::StatusOr<std::string> dsse =
-        verifier::ReportEnvelopeToDsseJson(response.report_envelope());
+        check::ReportEnvelopeToDsseJson(response.report_envelope());
     if (!dsse.ok()) return Fail(std::string(dsse.status().message()));
     out = std::move(*dsse);
   } else {

@@ -1,5 +1,5 @@
 // `layerproof verify-bundle`: third-party offline verification of an
-// evidence bundle (verifier/bundle_check.h, docs/formats.md). Thin: reads
+// evidence bundle (check/bundle_check.h, docs/formats.md). Thin: reads
 // the files, loads the model, calls VerifyEvidenceBundle and prints its
 // checks. Exit codes:
 //   0  every check passed and the verdict was re-derived on this machine
@@ -29,7 +29,7 @@
 #include "nlohmann/json.hpp"
 #include "store/crypto.h"
 #include "store/status.h"
-#include "verifier/bundle_check.h"
+#include "check/bundle_check.h"
 
 namespace layerproof::cli {
 namespace {
@@ -92,7 +92,7 @@ std::string Upper(std::string_view s) {
 }
 
 void PrintText(const std::string& path,
-               const verifier::BundleVerification& result, int code) {
+               const check::BundleVerification& result, int code) {
   std::printf("bundle %s\n", path.c_str());
   const v1::Verdict& v = result.verdict;
   if (v.outcome() != v1::VERDICT_UNSPECIFIED) {
@@ -113,12 +113,12 @@ void PrintText(const std::string& path,
   for (const auto& c : result.checks) width = std::max(width, c.check.size());
   for (const auto& c : result.checks) {
     std::printf("  %-4s  %-*s  %s\n",
-                Upper(verifier::BundleCheckStateName(c.state)).c_str(),
+                Upper(check::BundleCheckStateName(c.state)).c_str(),
                 static_cast<int>(width), c.check.c_str(), c.detail.c_str());
   }
   std::vector<std::string> failed;
   for (const auto& c : result.checks) {
-    if (c.state == verifier::BundleCheckResult::State::kFail) {
+    if (c.state == check::BundleCheckResult::State::kFail) {
       failed.push_back(c.check);
     }
   }
@@ -141,12 +141,12 @@ void PrintText(const std::string& path,
   }
 }
 
-void PrintJson(const verifier::BundleVerification& result, int code) {
+void PrintJson(const check::BundleVerification& result, int code) {
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : result.checks) {
     checks.push_back(
         {{"check", c.check},
-         {"state", std::string(verifier::BundleCheckStateName(c.state))},
+         {"state", std::string(check::BundleCheckStateName(c.state))},
          {"detail", c.detail}});
   }
   const v1::Verdict& v = result.verdict;
@@ -225,11 +225,11 @@ int RunVerifyBundle(const std::vector<std::string>& args) {
   // Cheap inputs first: a malformed bundle or key fails before the model
   // is loaded.
   absl::StatusOr<std::string> bundle =
-      ReadWholeFile(bundle_path, verifier::kMaxEvidenceBundleBytes);
+      ReadWholeFile(bundle_path, check::kMaxEvidenceBundleBytes);
   if (!bundle.ok()) {
     return BadInput(json, "BUNDLE: " + std::string(bundle.status().message()));
   }
-  verifier::BundleTrust trust;
+  check::BundleTrust trust;
   trust.expected_origin = flags.Get("--log-origin");
   if (flags.Has("--log-origin") && trust.expected_origin.empty()) {
     return BadInput(json, "--log-origin: empty");
@@ -256,7 +256,7 @@ int RunVerifyBundle(const std::vector<std::string>& args) {
   // Parsed once, before the model loads, so that a malformed bundle is
   // refused at once.
   absl::StatusOr<v1::EvidenceBundle> message =
-      verifier::ParseEvidenceBundle(*bundle);
+      check::ParseEvidenceBundle(*bundle);
   if (!message.ok()) {
     return BadInput(json, "BUNDLE " + bundle_path + ": " +
                               std::string(message.status().message()));
@@ -275,8 +275,8 @@ int RunVerifyBundle(const std::vector<std::string>& args) {
                                  root.size());
 
   std::unique_ptr<ProgressBar> bar;
-  absl::StatusOr<verifier::BundleVerification> result =
-      verifier::VerifyEvidenceBundle(
+  absl::StatusOr<check::BundleVerification> result =
+      check::VerifyEvidenceBundle(
           *std::move(message), *loaded->engine, model_digest, trust,
           [&bar, json](int done, int total, std::string_view step) {
             if (!bar) {

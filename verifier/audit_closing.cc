@@ -14,15 +14,15 @@
 #include "rpc/structured_log.h"
 #include "verifier/audit_scheduler.h"
 #include "verifier/internal/attribution.h"
-#include "verifier/internal/bytes.h"
-#include "verifier/internal/opening_checks.h"
+#include "check/bytes.h"
+#include "check/internal/opening_checks.h"
 
 namespace layerproof::verifier {
 namespace {
 
-using internal::DigestBytes;
-using internal::Hex;
-using internal::VerdictDetail;
+using check::DigestBytes;
+using check::Hex;
+using check::VerdictDetail;
 using store::internal::Cat;
 
 }  // namespace

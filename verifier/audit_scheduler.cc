@@ -16,15 +16,15 @@
 #include "store/merkle.h"
 #include "rpc/structured_log.h"
 #include "verifier/internal/attribution.h"
-#include "verifier/internal/bytes.h"
-#include "verifier/internal/opening_checks.h"
+#include "check/bytes.h"
+#include "check/internal/opening_checks.h"
 
 namespace layerproof::verifier {
 namespace {
 
-using internal::DigestBytes;
-using internal::Hex;
-using internal::VerdictDetail;
+using check::DigestBytes;
+using check::Hex;
+using check::VerdictDetail;
 using rpc::LogEvent;
 using store::internal::Cat;
 
@@ -55,7 +55,7 @@ void LogAuditError(const std::string& request_id, const std::string& seed,
             {"message", std::string(status.message())}});
 }
 
-void AddOpening(const Opening& opening, v1::AuditRecord& record) {
+void AddOpening(const check::Opening& opening, v1::AuditRecord& record) {
   static_assert(std::endian::native == std::endian::little,
                 "opened layers are stored as little-endian fp32");
   *record.mutable_opening() = opening.header;
@@ -76,8 +76,8 @@ void AddOpening(const Opening& opening, v1::AuditRecord& record) {
 AuditScheduler::AuditScheduler(AuditSchedulerOptions options,
                                std::shared_ptr<internal::DbHandles> dbs,
                                const ProverDirectory& provers,
-                               const ReExecutor& re_executor,
-                               std::shared_ptr<OpeningSource> openings)
+                               const check::ReExecutor& re_executor,
+                               std::shared_ptr<check::OpeningSource> openings)
     : options_(std::move(options)),
       dbs_(std::move(dbs)),
       provers_(provers),
@@ -320,13 +320,13 @@ absl::StatusOr<v1::VerdictRecord> AuditScheduler::RunAuditOrError(
   if (record.verdict_envelope().empty()) {
     LP_ASSIGN_OR_RETURN(std::string envelope,
                         db.log->Entry(record.commitment_leaf_index()));
-    AuditPlan plan;
+    check::AuditPlan plan;
     plan.layers.assign(record.layers().begin(), record.layers().end());
     plan.all_layers = record.all_layers();
     plan.audit_seed = seed;
     const std::shared_ptr<const store::KeyRing> keys = provers_.keys();
     LP_ASSIGN_OR_RETURN(
-        AuditOutcome outcome,
+        check::AuditOutcome outcome,
         re_executor_.Audit(envelope, record.commitment_leaf_index(), plan,
                            *keys, *openings_, options_.opening_timeout));
     v1::Verdict verdict = std::move(outcome.verdict);

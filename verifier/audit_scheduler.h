@@ -70,7 +70,7 @@
 #include "verifier/audit_store.h"
 #include "verifier/internal/db_handles.h"
 #include "verifier/prover_registry.h"
-#include "verifier/re_executor.h"
+#include "check/re_executor.h"
 
 namespace layerproof::verifier {
 
@@ -112,8 +112,8 @@ class AuditScheduler {
   // Everything passed must outlive the scheduler, except the shared ones.
   AuditScheduler(AuditSchedulerOptions options,
                  std::shared_ptr<internal::DbHandles> dbs,
-                 const ProverDirectory& provers, const ReExecutor& re_executor,
-                 std::shared_ptr<OpeningSource> openings);
+                 const ProverDirectory& provers, const check::ReExecutor& re_executor,
+                 std::shared_ptr<check::OpeningSource> openings);
   // Shuts down with a zero deadline if not done, and joins the workers
   // (waiting for running audits however long they take).
   ~AuditScheduler();
@@ -228,8 +228,8 @@ class AuditScheduler {
   const AuditSchedulerOptions options_;
   const std::shared_ptr<internal::DbHandles> dbs_;
   const ProverDirectory& provers_;
-  const ReExecutor& re_executor_;
-  const std::shared_ptr<OpeningSource> openings_;
+  const check::ReExecutor& re_executor_;
+  const std::shared_ptr<check::OpeningSource> openings_;
 
   // Serialises CatchUp (the index is written in log order).
   absl::Mutex index_mu_;

@@ -9,7 +9,7 @@
 #include "store/internal/str_cat.h"
 #include "rpc/grpc_status.h"
 #include "verifier/evidence.h"
-#include "verifier/internal/bytes.h"
+#include "check/bytes.h"
 #include "verifier/internal/finish_now.h"
 #include "verifier/validation.h"
 
@@ -19,7 +19,7 @@ namespace {
 using store::internal::Cat;
 
 using internal::FinishNow;
-using internal::Hex;
+using check::Hex;
 
 absl::Status Verdicts(const internal::Dbs& db,
                       const v1::GetVerdictRequest& request,

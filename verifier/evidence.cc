@@ -9,7 +9,7 @@
 #include "store/checkpoint.h"
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
-#include "verifier/internal/bytes.h"
+#include "check/bytes.h"
 
 namespace layerproof::verifier {
 
@@ -36,7 +36,7 @@ absl::StatusOr<v1::LogInclusion> MakeInclusion(const store::Log& log,
   out.set_tree_size(size);
   out.set_checkpoint(checkpoint);
   for (const store::Sha256Hash& h : proof) {
-    out.add_inclusion_proof(internal::DigestBytes(h));
+    out.add_inclusion_proof(check::DigestBytes(h));
   }
   return out;
 }
@@ -63,7 +63,7 @@ absl::StatusOr<v1::EvidenceBundle> BuildEvidence(
     index = *verdict_leaf_index;
   }
   v1::EvidenceBundle bundle;
-  bundle.set_format_version(kEvidenceFormatVersion);
+  bundle.set_format_version(check::kEvidenceFormatVersion);
   bundle.set_log_origin(log_origin);
   LP_ASSIGN_OR_RETURN(*bundle.mutable_verdict_envelope(), log.Entry(index));
   v1::Envelope envelope;

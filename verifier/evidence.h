@@ -16,14 +16,13 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "check/bundle_check.h"
 #include "layerproof/v1/audit.pb.h"
 #include "layerproof/v1/inference.pb.h"
 #include "store/log.h"
 #include "verifier/audit_store.h"
 
 namespace layerproof::verifier {
-
-inline constexpr uint32_t kEvidenceFormatVersion = 1;
 
 // The tree size a signed checkpoint note states (its body's second line).
 // InvalidArgument for a malformed note. Does not check the signature.

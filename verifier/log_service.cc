@@ -9,7 +9,7 @@
 #include "store/internal/str_cat.h"
 #include "rpc/grpc_status.h"
 #include "verifier/evidence.h"
-#include "verifier/internal/bytes.h"
+#include "check/bytes.h"
 #include "verifier/internal/finish_now.h"
 #include "verifier/validation.h"
 
@@ -18,7 +18,7 @@ namespace {
 
 using store::internal::Cat;
 
-using internal::DigestBytes;
+using check::DigestBytes;
 using internal::FinishNow;
 
 absl::Status Checkpoint(const internal::Dbs& db,

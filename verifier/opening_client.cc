@@ -94,7 +94,7 @@ class OpeningAssembler {
     return TakeRows(index, chunk.rows());
   }
 
-  absl::StatusOr<Opening> Finish() {
+  absl::StatusOr<check::Opening> Finish() {
     if (!have_header_) return Malformed("ended without a header");
     if (current_ < layers_.size()) {
       return Malformed(absl::StrCat(
@@ -186,7 +186,7 @@ class OpeningAssembler {
   const uint64_t positions_;
   const uint64_t hidden_size_;
   const uint64_t max_bytes_;
-  Opening opening_;
+  check::Opening opening_;
   bool have_header_ = false;
   int64_t chunks_ = 0;
   uint64_t row_bytes_ = 0;
@@ -197,7 +197,7 @@ class OpeningAssembler {
 // One call of Opening.Open. `transient` when it failed for the transport
 // (retried until the deadline).
 struct Attempt {
-  absl::StatusOr<Opening> opening;
+  absl::StatusOr<check::Opening> opening;
   bool transient = false;
 };
 
@@ -263,7 +263,7 @@ absl::Status GrpcOpeningSource::AddProver(const std::string& prover_id,
   return absl::OkStatus();
 }
 
-absl::StatusOr<Opening> GrpcOpeningSource::Open(
+absl::StatusOr<check::Opening> GrpcOpeningSource::Open(
     std::string_view prover_id, std::string_view request_id,
     const std::vector<uint32_t>& layers, uint64_t positions,
     uint64_t hidden_size, absl::Time deadline) {
@@ -272,14 +272,14 @@ absl::StatusOr<Opening> GrpcOpeningSource::Open(
     absl::MutexLock lock(&mu_);
     auto it = provers_.find(prover_id);
     if (it == provers_.end()) {
-      return OpeningUnavailableToVerifier(
+      return check::OpeningUnavailableToVerifier(
           Cat("prover \"", prover_id,
               "\" is not registered with this verifier's opening client"));
     }
     if (it->second.stub == nullptr) {
-      return OpeningUnavailableToVerifier(
+      return check::OpeningUnavailableToVerifier(
           Cat("prover \"", prover_id,
-              "\" is registered without an Opening address; register its "
+              "\" is registered without an check::Opening address; register its "
               "opening_address to audit it"));
     }
     stub = it->second.stub;
@@ -302,7 +302,7 @@ absl::StatusOr<Opening> GrpcOpeningSource::Open(
                          options_.max_opening_bytes, deadline);
     if (!a.transient) return std::move(a.opening);
     if (stop_retrying_) {
-      return OpeningUnavailableToVerifier(
+      return check::OpeningUnavailableToVerifier(
           "opening: the prover is unreachable and the verifier is shutting "
           "down");
     }

@@ -49,7 +49,7 @@
 #include "absl/time/time.h"
 #include "layerproof/v1/opening.grpc.pb.h"
 #include "rpc/tls.h"
-#include "verifier/re_executor.h"
+#include "check/re_executor.h"
 
 namespace layerproof::verifier {
 
@@ -61,7 +61,7 @@ struct GrpcOpeningSourceOptions {
   int max_message_bytes = 64 << 20;
 };
 
-class GrpcOpeningSource : public OpeningSource {
+class GrpcOpeningSource : public check::OpeningSource {
  public:
   explicit GrpcOpeningSource(GrpcOpeningSourceOptions options = {});
   GrpcOpeningSource(const GrpcOpeningSource&) = delete;
@@ -77,7 +77,7 @@ class GrpcOpeningSource : public OpeningSource {
                          const std::string& address,
                          const rpc::TlsOptions& tls);
 
-  absl::StatusOr<Opening> Open(std::string_view prover_id,
+  absl::StatusOr<check::Opening> Open(std::string_view prover_id,
                                std::string_view request_id,
                                const std::vector<uint32_t>& layers,
                                uint64_t positions, uint64_t hidden_size,

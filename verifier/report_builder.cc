@@ -11,13 +11,13 @@
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "verifier/detection_bounds.h"
-#include "verifier/internal/bytes.h"
+#include "check/bytes.h"
 #include "verifier/internal/attribution.h"
 
 namespace layerproof::verifier {
 namespace {
 
-using internal::Hex;
+using check::Hex;
 using store::internal::Cat;
 
 constexpr int kOutcomes = v1::VerdictOutcome_ARRAYSIZE;  // values 0..max

@@ -136,7 +136,7 @@ absl::StatusOr<std::string> ReportService::Generate(
   LP_ASSIGN_OR_RETURN(
       std::string envelope,
       store::SignEnvelope(
-          kReportPayloadType,
+          check::kReportPayloadType,
           // Every string is valid UTF-8 (ids are ASCII, verdict details
           // are checked); replace rather than throw all the same.
           report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),

@@ -3,7 +3,7 @@
 // (verifier/report_builder.h) at the log's latest signed checkpoint, proves
 // that checkpoint consistent with the previous report's (RFC 9162), signs
 // the report JSON as an Envelope of kReportPayloadType
-// (verifier/report_format.h) and records the checkpoint as the last
+// (check/report_format.h) and records the checkpoint as the last
 // report's (AuditStore "m/last_report") before answering.
 //
 // The call needs the auditor role (it updates the last report's
@@ -34,7 +34,7 @@
 #include "rpc/task_pool.h"
 #include "verifier/audit_policy.h"
 #include "verifier/internal/db_handles.h"
-#include "verifier/report_format.h"
+#include "check/report_format.h"
 
 namespace layerproof::verifier {
 
@@ -48,7 +48,7 @@ struct ReportServiceOptions {
   AuditPolicy policy;
   // Largest report envelope returned (RESOURCE_EXHAUSTED naming its size
   // beyond); below the server's send limit.
-  size_t max_report_bytes = kMaxReportEnvelopeBytes;
+  size_t max_report_bytes = check::kMaxReportEnvelopeBytes;
 };
 
 // from_unix_nanos >= 0, from < to, prover_id empty or a well-formed node

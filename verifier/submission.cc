@@ -12,7 +12,7 @@
 #include "rpc/structured_log.h"
 #include "store/submit.h"
 #include "verifier/evidence.h"
-#include "verifier/internal/bytes.h"
+#include "check/bytes.h"
 
 namespace layerproof::verifier {
 namespace {
@@ -192,7 +192,7 @@ v1::SubmitResult Submitter::RefuseSignature(const std::string& envelope,
     }
   }
   nlohmann::json fields = {
-      {"request_id", internal::Hex(commitment.request_id())},
+      {"request_id", check::Hex(commitment.request_id())},
       {"claimed_prover_id", commitment.prover_id()},
       {"submitter", submitter},
       {"code", absl::StatusCodeToString(refusal.code())},
@@ -261,7 +261,7 @@ void Submitter::Finish(Batch& batch) {
         LP_ASSIGN_OR_RETURN(std::vector<store::Sha256Hash> proof,
                             db.log->InclusionProof(r.leaf_index(), size));
         for (const store::Sha256Hash& h : proof) {
-          r.add_inclusion_proof(internal::DigestBytes(h));
+          r.add_inclusion_proof(check::DigestBytes(h));
         }
       }
       *out.add_results() = std::move(r);

@@ -12,14 +12,14 @@
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "verifier/audit_scheduler.h"
-#include "verifier/internal/bytes.h"
-#include "verifier/internal/opening_checks.h"
+#include "check/bytes.h"
+#include "check/internal/opening_checks.h"
 
 namespace layerproof::verifier {
 namespace {
 
-using internal::Hex;
-using internal::VerdictDetail;
+using check::Hex;
+using check::VerdictDetail;
 using store::internal::Cat;
 
 constexpr char kField[] = "PresentPromiseRequest.promise_envelope";

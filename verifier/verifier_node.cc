@@ -156,7 +156,7 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
     LP_RETURN_IF_ERROR(node->AddProver(p));
   }
   node->re_executor_ =
-      std::make_unique<ReExecutor>(engine, options.model_digest);
+      std::make_unique<check::ReExecutor>(engine, options.model_digest);
 
   // Audits.
   AuditSchedulerOptions scheduler_options;

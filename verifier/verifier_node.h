@@ -43,7 +43,7 @@
 #include "rpc/roles.h"
 #include "verifier/audit_policy.h"
 #include "verifier/prover_registry.h"
-#include "verifier/re_executor.h"
+#include "check/re_executor.h"
 
 namespace layerproof::verifier {
 
@@ -111,7 +111,7 @@ struct VerifierOptions {
   bool insecure = false;
   // For tests: where openings come from instead of the provers' Opening
   // services over gRPC (GrpcOpeningSource).
-  std::shared_ptr<OpeningSource> opening_source;
+  std::shared_ptr<check::OpeningSource> opening_source;
 };
 
 struct VerifierCounters {
@@ -168,8 +168,8 @@ class VerifierNode {
   store::Ed25519PublicKey public_key_;
   VerifierOptions options_;
   std::unique_ptr<ProverDirectory> provers_;
-  std::unique_ptr<ReExecutor> re_executor_;
-  std::shared_ptr<OpeningSource> openings_;
+  std::unique_ptr<check::ReExecutor> re_executor_;
+  std::shared_ptr<check::OpeningSource> openings_;
   // Set when the node made its own gRPC opening client (not owned here).
   GrpcOpeningSource* grpc_openings_ = nullptr;
   std::shared_ptr<internal::DbHandles> dbs_;

@@ -10,7 +10,7 @@
 #include "store/envelope.h"
 #include "store/merkle.h"
 #include "tests/integration/test_faults.h"
-#include "verifier/internal/bytes.h"
+#include "check/bytes.h"
 
 namespace layerproof::integration {
 namespace {
@@ -183,7 +183,7 @@ std::string SyntheticBundle(const std::string& commitment_envelope,
   tree.Append(std::string("an earlier entry"));
   const uint64_t c_index = refused ? 0 : tree.Append(commitment_envelope);
   verdict.set_commitment_leaf_hash(
-      internal::DigestBytes(store::LeafHash(commitment_envelope)));
+      check::DigestBytes(store::LeafHash(commitment_envelope)));
   if (refused) {
     verdict.clear_commitment_leaf_index();
   } else {
@@ -230,8 +230,8 @@ v1::Verdict VerdictOf(const std::string& bundle) {
 }
 
 // The detail of `check` in `v`.
-std::string DetailOf(const BundleVerification& v, const std::string& check) {
-  for (const BundleCheckResult& c : v.checks) {
+std::string DetailOf(const check::BundleVerification& v, const std::string& check) {
+  for (const check::BundleCheckResult& c : v.checks) {
     if (c.check == check) return c.detail;
   }
   return "";
@@ -249,7 +249,7 @@ std::string ForgedFailOpening(bool flip) {
   verdict.clear_audited_layers();
   verdict.set_head_checked(false);
   verdict.set_detail(
-      "opening: Opening h^2: got rows whose salted hash differs, want "
+      "opening: check::Opening h^2: got rows whose salted hash differs, want "
       "Commitment.layer_hashes[2]");
   v1::EvidenceBundle b =
       Parse(SyntheticBundle(real.commitment_envelope(), verdict, false));

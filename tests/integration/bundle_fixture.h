@@ -18,14 +18,14 @@
 #include "kernels/model/engine.h"
 #include "kernels/model/executor.h"
 #include "tests/integration/cluster.h"
-#include "verifier/bundle_check.h"
+#include "check/bundle_check.h"
 
 namespace layerproof::integration {
 
-using verifier::BundleCheckResult;
-using verifier::BundleTrust;
-using verifier::BundleVerification;
-using State = BundleCheckResult::State;
+using check::BundleCheckResult;
+using check::BundleTrust;
+using check::BundleVerification;
+using State = check::BundleCheckResult::State;
 
 inline std::string Serialise(const v1::EvidenceBundle& b) {
   std::string out;
@@ -74,8 +74,8 @@ class BundleTest : public ::testing::Test {
     world = nullptr;
   }
 
-  static BundleTrust Trust() {
-    BundleTrust t;
+  static check::BundleTrust Trust() {
+    check::BundleTrust t;
     t.log_key = world->cluster->verifier_key();
     t.prover_keys = {
         world->honest->key->public_key(), world->cheat->key->public_key(),
@@ -84,26 +84,26 @@ class BundleTest : public ::testing::Test {
     return t;
   }
 
-  static absl::StatusOr<BundleVerification> Verify(
-      const std::string& bytes, const BundleTrust& trust = Trust(),
+  static absl::StatusOr<check::BundleVerification> Verify(
+      const std::string& bytes, const check::BundleTrust& trust = Trust(),
       const std::string* digest = nullptr) {
-    return verifier::VerifyEvidenceBundle(
+    return check::VerifyEvidenceBundle(
         bytes, *world->engine, digest ? *digest : world->model_digest, trust);
   }
 
-  static State StateOf(const BundleVerification& v, const std::string& name) {
-    for (const BundleCheckResult& c : v.checks) {
+  static State StateOf(const check::BundleVerification& v, const std::string& name) {
+    for (const check::BundleCheckResult& c : v.checks) {
       if (c.check == name) return c.state;
     }
     ADD_FAILURE() << "no check named " << name;
     return State::kNotApplicable;
   }
 
-  static std::string Dump(const BundleVerification& v) {
+  static std::string Dump(const check::BundleVerification& v) {
     std::string s;
-    for (const BundleCheckResult& c : v.checks) {
+    for (const check::BundleCheckResult& c : v.checks) {
       s += c.check + " " +
-           std::string(verifier::BundleCheckStateName(c.state)) + ": " +
+           std::string(check::BundleCheckStateName(c.state)) + ": " +
            c.detail + "\n";
     }
     return s;
@@ -111,9 +111,9 @@ class BundleTest : public ::testing::Test {
 
   // Not ok, and `check` is among the failed.
   static void ExpectFails(const std::string& bytes, const std::string& check,
-                          const BundleTrust& trust = Trust(),
+                          const check::BundleTrust& trust = Trust(),
                           const std::string* digest = nullptr) {
-    absl::StatusOr<BundleVerification> v = Verify(bytes, trust, digest);
+    absl::StatusOr<check::BundleVerification> v = Verify(bytes, trust, digest);
     ASSERT_TRUE(v.ok()) << v.status();
     EXPECT_FALSE(v->ok()) << Dump(*v);
     EXPECT_EQ(StateOf(*v, check), State::kFail) << Dump(*v);
@@ -121,7 +121,7 @@ class BundleTest : public ::testing::Test {
 };
 
 // The detail of `check` in `v`.
-std::string DetailOf(const BundleVerification& v, const std::string& check);
+std::string DetailOf(const check::BundleVerification& v, const std::string& check);
 
 // A bundle from a log of our own under the verifier's key and origin:
 // "an earlier entry", then `commitment_envelope` unless `refused`, then

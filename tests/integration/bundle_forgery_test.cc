@@ -1,5 +1,5 @@
 // Evidence bundles forged by whoever holds the verifier's private key
-// (verifier/bundle_check.h, docs/formats.md): verdicts signed with that key
+// (check/bundle_check.h, docs/formats.md): verdicts signed with that key
 // in a test-owned log with the real log's origin, over the real
 // commitments and openings of the shared cluster (bundle_fixture.h).
 // Verdicts that cannot be re-derived offline (FAIL_TIMEOUT, a refusal at
@@ -26,7 +26,7 @@ TEST_F(BundleTest, TimeoutVerdictIsAuthenticButNotRederived) {
   verdict.clear_audited_layers();
   verdict.set_head_checked(false);
   verdict.set_detail("opening: not complete within 10s");
-  absl::StatusOr<BundleVerification> v =
+  absl::StatusOr<check::BundleVerification> v =
       Verify(SyntheticBundle(commitment, verdict, false));
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_TRUE(v->ok()) << Dump(*v);
@@ -58,7 +58,7 @@ TEST_F(BundleTest, RefusalAtSubmissionIsAuthenticButNotRederived) {
   verdict.set_head_checked(false);
   verdict.set_detail("refused at submission: signature 0 does not verify");
   verdict.set_refused_submitter("prover-honest");
-  absl::StatusOr<BundleVerification> v =
+  absl::StatusOr<check::BundleVerification> v =
       Verify(SyntheticBundle(refused, verdict, true));
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_TRUE(v->ok()) << Dump(*v);
@@ -74,7 +74,7 @@ TEST_F(BundleTest, RefusalAtSubmissionIsAuthenticButNotRederived) {
 }
 
 TEST_F(BundleTest, ForgedFailOpeningIsNotRederived) {
-  absl::StatusOr<BundleVerification> v = Verify(ForgedFailOpening(true));
+  absl::StatusOr<check::BundleVerification> v = Verify(ForgedFailOpening(true));
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_TRUE(v->ok()) << Dump(*v);  // every check that applies passes
   EXPECT_FALSE(v->verdict_rederived) << Dump(*v);
@@ -111,9 +111,9 @@ TEST_F(BundleTest, FailSignatureIsNeverRederived) {
   verdict.set_detail("commitment: signature 0 does not verify");
   const std::string forged = SyntheticBundle(
       Parse(world->pass_sampled).commitment_envelope(), verdict, false);
-  BundleTrust trust = Trust();
+  check::BundleTrust trust = Trust();
   trust.prover_keys = {world->cheat->key->public_key()};
-  absl::StatusOr<BundleVerification> v = Verify(forged, trust);
+  absl::StatusOr<check::BundleVerification> v = Verify(forged, trust);
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_TRUE(v->ok()) << Dump(*v);
   EXPECT_FALSE(v->verdict_rederived) << Dump(*v);
@@ -128,12 +128,12 @@ TEST_F(BundleTest, FailSignatureIsNeverRederived) {
 TEST_F(BundleTest, DetailsOfAHostileHeaderAreBounded) {
   v1::EvidenceBundle b = Parse(world->pass_sampled);
   for (uint32_t k = 0; k < 2'000'000; ++k) b.mutable_opening()->add_layers(k);
-  absl::StatusOr<BundleVerification> v = Verify(Serialise(b));
+  absl::StatusOr<check::BundleVerification> v = Verify(Serialise(b));
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_FALSE(v->ok());
   EXPECT_EQ(StateOf(*v, "opening_binding"), State::kFail);
   EXPECT_NE(DetailOf(*v, "opening_binding").find("more)"), std::string::npos);
-  for (const BundleCheckResult& c : v->checks) {
+  for (const check::BundleCheckResult& c : v->checks) {
     EXPECT_LE(c.detail.size(), 4200u) << c.check;
   }
 }
@@ -142,7 +142,7 @@ TEST_F(BundleTest, DetailsOfAHostileHeaderAreBounded) {
 // checked against the prover keys and the verdict; that the log did not
 // hold the leaf is the verifier's word, so it is authentic, not re-derived.
 TEST_F(BundleTest, BrokenPromiseIsAuthenticButNotRederived) {
-  absl::StatusOr<BundleVerification> v = Verify(world->unlogged);
+  absl::StatusOr<check::BundleVerification> v = Verify(world->unlogged);
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_TRUE(v->ok()) << Dump(*v);
   EXPECT_FALSE(v->verdict_rederived);
@@ -151,7 +151,7 @@ TEST_F(BundleTest, BrokenPromiseIsAuthenticButNotRederived) {
   EXPECT_EQ(StateOf(*v, "verdict_inclusion"), State::kPass) << Dump(*v);
   EXPECT_EQ(StateOf(*v, "re_execution"), State::kNotApplicable);
   // Without the promising prover's key, the promise does not verify.
-  BundleTrust strangers = Trust();
+  check::BundleTrust strangers = Trust();
   strangers.prover_keys.pop_back();
   ExpectFails(world->unlogged, "commitment_signature", strangers);
 }

@@ -1,4 +1,4 @@
-// Evidence bundles verified offline (verifier/bundle_check.h,
+// Evidence bundles verified offline (check/bundle_check.h,
 // `layerproof verify-bundle`, docs/formats.md): real bundles from an
 // in-process cluster (an honest prover and one that flips a bit of layer
 // 2), fetched with Audit.GetEvidence, must verify, a FAIL_MISMATCH bundle
@@ -26,13 +26,13 @@ namespace {
 TEST_F(BundleTest, HonestBundlesVerify) {
   for (const std::string* bytes :
        {&world->pass_sampled, &world->pass_sampled_2, &world->pass_all}) {
-    absl::StatusOr<BundleVerification> v = Verify(*bytes);
+    absl::StatusOr<check::BundleVerification> v = Verify(*bytes);
     ASSERT_TRUE(v.ok()) << v.status();
     EXPECT_TRUE(v->ok()) << Dump(*v);
     EXPECT_TRUE(v->verdict_rederived) << Dump(*v);
     EXPECT_EQ(v->verdict.outcome(), v1::PASS);
     EXPECT_EQ(v->checks.size(), 11u);
-    for (const BundleCheckResult& c : v->checks) {
+    for (const check::BundleCheckResult& c : v->checks) {
       EXPECT_EQ(c.state, State::kPass) << c.check << ": " << c.detail;
     }
   }
@@ -40,7 +40,7 @@ TEST_F(BundleTest, HonestBundlesVerify) {
 
 TEST_F(BundleTest, MismatchBundleOfACheatingProverConfirmsTheVerdict) {
   for (const std::string* bytes : {&world->mismatch, &world->mismatch_all}) {
-    absl::StatusOr<BundleVerification> v = Verify(*bytes);
+    absl::StatusOr<check::BundleVerification> v = Verify(*bytes);
     ASSERT_TRUE(v.ok()) << v.status();
     EXPECT_TRUE(v->ok()) << Dump(*v);
     EXPECT_TRUE(v->verdict_rederived);
@@ -53,7 +53,7 @@ TEST_F(BundleTest, MismatchBundleOfACheatingProverConfirmsTheVerdict) {
 TEST_F(BundleTest, ProgressReportsEveryCheck) {
   std::vector<std::string> steps;
   int last_done = -1, last_total = 0;
-  absl::StatusOr<BundleVerification> v = verifier::VerifyEvidenceBundle(
+  absl::StatusOr<check::BundleVerification> v = check::VerifyEvidenceBundle(
       world->pass_sampled, *world->engine, world->model_digest, Trust(),
       [&](int done, int total, std::string_view step) {
         EXPECT_GT(done, last_done);
@@ -107,7 +107,7 @@ TEST_F(BundleTest, EveryFlippedByteIsCaught) {
        {Case{&world->pass_sampled, 1}, Case{&world->mismatch, 1},
         Case{&world->bad_opening, 1}, Case{&world->wrong_model, 1},
         Case{&world->pass_all, 5}}) {
-    absl::StatusOr<BundleVerification> as_is = Verify(*original);
+    absl::StatusOr<check::BundleVerification> as_is = Verify(*original);
     ASSERT_TRUE(as_is.ok()) << as_is.status();
     ASSERT_TRUE(as_is->ok()) << Dump(*as_is);
     const bool failed_opening = as_is->verdict.outcome() == v1::FAIL_OPENING;
@@ -122,7 +122,7 @@ TEST_F(BundleTest, EveryFlippedByteIsCaught) {
         if (mask == 0xa4 && i % 5 != 0) continue;
         std::string bytes = *original;
         bytes[i] = static_cast<char>(bytes[i] ^ mask);
-        absl::StatusOr<BundleVerification> v = Verify(bytes);
+        absl::StatusOr<check::BundleVerification> v = Verify(bytes);
         if (!v.ok()) {
           EXPECT_TRUE(absl::IsInvalidArgument(v.status())) << v.status();
           ++malformed;
@@ -186,7 +186,7 @@ TEST_F(BundleTest, CheckpointOfAnotherLogFails) {
   b.mutable_commitment_inclusion()->set_checkpoint(*resigned);
   ExpectFails(Serialise(b), "log_origin");
   b.set_log_origin(other.origin);
-  BundleTrust trust = Trust();
+  check::BundleTrust trust = Trust();
   trust.expected_origin = "layerproof/verifier-1";
   ExpectFails(Serialise(b), "log_origin", trust);
   // Regression: without --log-origin the bundle's own log_origin was
@@ -196,14 +196,14 @@ TEST_F(BundleTest, CheckpointOfAnotherLogFails) {
   ExpectFails(Serialise(b), "log_origin", trust);
   // --log-origin overrides the default.
   trust.expected_origin = other.origin;
-  absl::StatusOr<BundleVerification> v = Verify(Serialise(b), trust);
+  absl::StatusOr<check::BundleVerification> v = Verify(Serialise(b), trust);
   ASSERT_TRUE(v.ok());
   EXPECT_TRUE(v->ok()) << Dump(*v);
   EXPECT_TRUE(v->verdict_rederived) << Dump(*v);
 }
 
 TEST_F(BundleTest, LogOriginDefaultsToTheVerifiersName) {
-  absl::StatusOr<BundleVerification> v = Verify(world->pass_sampled);
+  absl::StatusOr<check::BundleVerification> v = Verify(world->pass_sampled);
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(Parse(world->pass_sampled).log_origin(),
             "layerproof/" + v->verdict.verifier_id());
@@ -257,7 +257,7 @@ TEST_F(BundleTest, WrongModelDigestFails) {
 }
 
 TEST_F(BundleTest, WrongProverKeyFails) {
-  BundleTrust trust = Trust();
+  check::BundleTrust trust = Trust();
   auto key = store::Ed25519PrivateKey::Generate();
   ASSERT_TRUE(key.ok());
   trust.prover_keys = {key->public_key()};
@@ -268,7 +268,7 @@ TEST_F(BundleTest, WrongProverKeyFails) {
 }
 
 TEST_F(BundleTest, WrongLogKeyFails) {
-  BundleTrust trust = Trust();
+  check::BundleTrust trust = Trust();
   auto key = store::Ed25519PrivateKey::Generate();
   ASSERT_TRUE(key.ok());
   trust.log_key = key->public_key();
@@ -292,19 +292,19 @@ TEST_F(BundleTest, MalformedBundlesAreInvalidArgument) {
   for (const std::string& bytes :
        {std::string(""), std::string("\xff\xff\xff\xff garbage"),
         world->pass_sampled.substr(0, world->pass_sampled.size() / 2)}) {
-    absl::StatusOr<BundleVerification> v = Verify(bytes);
+    absl::StatusOr<check::BundleVerification> v = Verify(bytes);
     EXPECT_TRUE(absl::IsInvalidArgument(v.status())) << v.status();
   }
   v1::EvidenceBundle b = Parse(world->pass_sampled);
   b.set_format_version(2);
-  absl::StatusOr<BundleVerification> v = Verify(Serialise(b));
+  absl::StatusOr<check::BundleVerification> v = Verify(Serialise(b));
   EXPECT_TRUE(absl::IsInvalidArgument(v.status())) << v.status();
   EXPECT_NE(std::string(v.status().message()).find("format_version"),
             std::string::npos);
 }
 
 TEST_F(BundleTest, ModelFailureIsRederivedAgainstTheGivenModel) {
-  absl::StatusOr<BundleVerification> v = Verify(world->wrong_model);
+  absl::StatusOr<check::BundleVerification> v = Verify(world->wrong_model);
   ASSERT_TRUE(v.ok()) << v.status();
   EXPECT_TRUE(v->ok()) << Dump(*v);
   EXPECT_TRUE(v->verdict_rederived) << Dump(*v);
@@ -324,7 +324,7 @@ TEST_F(BundleTest, ModelFailureIsRederivedAgainstTheGivenModel) {
 // A mismatch's re_execution detail does not claim that blocks after the
 // failure were re-derived: the audit stops at its first failure.
 TEST_F(BundleTest, MismatchDetailStopsAtTheFailure) {
-  absl::StatusOr<BundleVerification> v = Verify(world->mismatch_all);
+  absl::StatusOr<check::BundleVerification> v = Verify(world->mismatch_all);
   ASSERT_TRUE(v.ok()) << v.status();
   const std::string detail = DetailOf(*v, "re_execution");
   EXPECT_NE(detail.find("later blocks and the head were not re-derived"),

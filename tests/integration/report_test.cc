@@ -21,7 +21,7 @@
 #include "tests/integration/node_process.h"
 #include "tests/integration/run_command.h"
 #include "tests/integration/test_faults.h"
-#include "verifier/report_format.h"
+#include "check/report_format.h"
 
 namespace layerproof::integration {
 namespace {
@@ -94,7 +94,7 @@ TEST(ReportCommand, WritesAVerifiedReportWhoseCountsMatchTheLog) {
   EXPECT_EQ(summary["totals"]["commitments"], 5);
   EXPECT_EQ(summary["totals"]["audits"], verdicts);
   EXPECT_EQ(summary["totals"]["failures"], failures);
-  auto report = verifier::VerifyReportDsseJson(ReadAll(root + "/report.json"),
+  auto report = check::VerifyReportDsseJson(ReadAll(root + "/report.json"),
                                                cluster.verifier_key());
   ASSERT_TRUE(report.ok()) << report.status();
   const nlohmann::json& rep = *report;
@@ -132,7 +132,7 @@ TEST(ReportCommand, WritesAVerifiedReportWhoseCountsMatchTheLog) {
   // verifier's last issued one.
   auto verified = [&](const std::string& path) {
     auto v =
-        verifier::VerifyReportDsseJson(ReadAll(path), cluster.verifier_key());
+        check::VerifyReportDsseJson(ReadAll(path), cluster.verifier_key());
     EXPECT_TRUE(v.ok()) << path << ": " << v.status();
     return v.value_or(nlohmann::json());
   };
@@ -198,12 +198,12 @@ TEST(ReportCommand, WritesAVerifiedReportWhoseCountsMatchTheLog) {
   {
     std::ofstream(root + "/huge.json").put(' ');
     std::filesystem::resize_file(root + "/huge.json",
-                                 verifier::kMaxReportDsseJsonBytes + 1);
+                                 check::kMaxReportDsseJsonBytes + 1);
     std::ofstream(root + "/deep.json") << std::string(1 << 20, '[');
   }
   const std::vector<std::pair<std::string, std::string>> bad_inputs = {
       {"/huge.json",
-       " bytes, want <= " + std::to_string(verifier::kMaxReportDsseJsonBytes)},
+       " bytes, want <= " + std::to_string(check::kMaxReportDsseJsonBytes)},
       {"/deep.json", "nested deeper than 64"}};
   for (const auto& [bad, why] : bad_inputs) {
     r = RunLayerproof({"report", "render", "--in", root + bad, "--verifier-key",

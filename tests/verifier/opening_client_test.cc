@@ -183,7 +183,7 @@ class OpeningClientTest : public ::testing::Test {
     return src;
   }
 
-  absl::StatusOr<Opening> OpenWith(Script script, std::vector<uint32_t> layers,
+  absl::StatusOr<check::Opening> OpenWith(Script script, std::vector<uint32_t> layers,
                                    GrpcOpeningSourceOptions options = {}) {
     service_.Set(std::move(script));
     return Source(options)->Open("prover-a", std::string(16, 'r'), layers,
@@ -196,7 +196,7 @@ class OpeningClientTest : public ::testing::Test {
   void ExpectRefused(Script script, std::vector<uint32_t> layers,
                      absl::StatusCode code, const std::string& part,
                      GrpcOpeningSourceOptions options = {}) {
-    absl::StatusOr<Opening> o = OpenWith(std::move(script), layers, options);
+    absl::StatusOr<check::Opening> o = OpenWith(std::move(script), layers, options);
     ASSERT_FALSE(o.ok());
     EXPECT_EQ(o.status().code(), code) << o.status();
     EXPECT_NE(o.status().message().find(part), std::string::npos) << o.status();
@@ -209,7 +209,7 @@ class OpeningClientTest : public ::testing::Test {
 TEST_F(OpeningClientTest, GoodStreamIsReassembledExactly) {
   Script s;
   s.chunks = {Header({1, 3}), Rows(1, 0, 3), Rows(1, 3, 2), Rows(3, 0, 5)};
-  absl::StatusOr<Opening> o = OpenWith(s, {1, 3});
+  absl::StatusOr<check::Opening> o = OpenWith(s, {1, 3});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_EQ(o->header.salt(), std::string(32, 's'));
   EXPECT_EQ(o->header.seed(), 77u);
@@ -232,7 +232,7 @@ TEST_F(OpeningClientTest, GoodStreamIsReassembledExactly) {
 TEST_F(OpeningClientTest, HeaderOnlyOpening) {
   Script s;
   s.chunks = {Header({})};
-  absl::StatusOr<Opening> o = OpenWith(s, {});
+  absl::StatusOr<check::Opening> o = OpenWith(s, {});
   ASSERT_TRUE(o.ok()) << o.status();
   EXPECT_TRUE(o->layers.empty());
   EXPECT_EQ(o->header.positions(), kPositions);
@@ -319,13 +319,13 @@ TEST_F(OpeningClientTest, ServerErrorsKeepTheirCodeButNotTheirText) {
     Script s;
     s.status = grpc::Status(code, "request not journaled; see http://x");
     const int calls = service_.calls();
-    absl::StatusOr<Opening> o = OpenWith(s, {1});
+    absl::StatusOr<check::Opening> o = OpenWith(s, {1});
     ASSERT_FALSE(o.ok());
     const absl::StatusCode want = static_cast<absl::StatusCode>(code);
     EXPECT_EQ(o.status().code(), want) << o.status();
     EXPECT_EQ(o.status().message(),
               "opening refused: " + absl::StatusCodeToString(want));
-    EXPECT_FALSE(IsOpeningUnavailableToVerifier(o.status()));
+    EXPECT_FALSE(check::IsOpeningUnavailableToVerifier(o.status()));
     // Deliberate: not retried.
     EXPECT_EQ(service_.calls(), calls + 1);
   }
@@ -334,7 +334,7 @@ TEST_F(OpeningClientTest, ServerErrorsKeepTheirCodeButNotTheirText) {
 TEST_F(OpeningClientTest, MalformedStreamsNameNeitherTheProverNorItsAddress) {
   Script s;
   s.chunks = {Header({1}), Rows(1, 1, 2)};
-  absl::StatusOr<Opening> o = OpenWith(s, {1});
+  absl::StatusOr<check::Opening> o = OpenWith(s, {1});
   ASSERT_FALSE(o.ok());
   EXPECT_EQ(o.status().message(),
             "opening malformed: chunk 1: ActivationRows.position0: got 1, "
@@ -363,7 +363,7 @@ TEST_F(OpeningClientTest, StalledStreamEndsAtTheDeadline) {
   service_.Set(s);
   std::unique_ptr<GrpcOpeningSource> src = Source();
   const absl::Time start = absl::Now();
-  absl::StatusOr<Opening> o =
+  absl::StatusOr<check::Opening> o =
       src->Open("prover-a", std::string(16, 'r'), {1}, kPositions, kWidth,
                 start + absl::Milliseconds(300));
   EXPECT_TRUE(absl::IsDeadlineExceeded(o.status())) << o.status();
@@ -388,7 +388,7 @@ TEST_F(OpeningClientTest, ProverDownAtFirstIsRetriedUntilItServes) {
     absl::SleepFor(absl::Milliseconds(300));
     server = Serve(late, address);
   });
-  absl::StatusOr<Opening> o =
+  absl::StatusOr<check::Opening> o =
       src.Open("prover-a", std::string(16, 'r'), {1}, kPositions, kWidth,
                start + absl::Seconds(20));
   starter.join();
@@ -407,7 +407,7 @@ TEST_F(OpeningClientTest, UnreachableProverEndsAtTheDeadline) {
                             Insecure())
                   .ok());
   const absl::Time start = absl::Now();
-  absl::StatusOr<Opening> o =
+  absl::StatusOr<check::Opening> o =
       src.Open("prover-a", std::string(16, 'r'), {1}, kPositions, kWidth,
                start + absl::Milliseconds(500));
   EXPECT_TRUE(absl::IsDeadlineExceeded(o.status())) << o.status();
@@ -420,7 +420,7 @@ TEST_F(OpeningClientTest, UnavailableFromTheProverIsRetriedUntilTheDeadline) {
   s.status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "restarting");
   service_.Set(s);
   std::unique_ptr<GrpcOpeningSource> src = Source();
-  absl::StatusOr<Opening> o =
+  absl::StatusOr<check::Opening> o =
       src->Open("prover-a", std::string(16, 'r'), {1}, kPositions, kWidth,
                 absl::Now() + absl::Milliseconds(400));
   EXPECT_TRUE(absl::IsDeadlineExceeded(o.status())) << o.status();
@@ -433,16 +433,16 @@ TEST_F(OpeningClientTest, UnavailableFromTheProverIsRetriedUntilTheDeadline) {
 // The verifier's own gaps are not the prover's fault.
 TEST_F(OpeningClientTest, UnknownOrAddresslessProverIsTheVerifiersProblem) {
   std::unique_ptr<GrpcOpeningSource> src = Source();
-  absl::StatusOr<Opening> o =
+  absl::StatusOr<check::Opening> o =
       src->Open("prover-b", std::string(16, 'r'), {1}, kPositions, kWidth,
                 absl::Now() + absl::Seconds(5));
-  EXPECT_TRUE(IsOpeningUnavailableToVerifier(o.status())) << o.status();
+  EXPECT_TRUE(check::IsOpeningUnavailableToVerifier(o.status())) << o.status();
   EXPECT_NE(o.status().message().find("prover-b"), std::string::npos);
   ASSERT_TRUE(src->AddProver("prover-c", "", Insecure()).ok());
   o = src->Open("prover-c", std::string(16, 'r'), {1}, kPositions, kWidth,
                 absl::Now() + absl::Seconds(5));
-  EXPECT_TRUE(IsOpeningUnavailableToVerifier(o.status())) << o.status();
-  EXPECT_NE(o.status().message().find("without an Opening address"),
+  EXPECT_TRUE(check::IsOpeningUnavailableToVerifier(o.status())) << o.status();
+  EXPECT_NE(o.status().message().find("without an check::Opening address"),
             std::string::npos)
       << o.status();
   o = src->Open("prover-a", std::string(16, 'r'), {1}, kPositions, kWidth,

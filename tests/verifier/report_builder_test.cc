@@ -21,7 +21,7 @@
 #include "tests/verifier/report_entries.h"
 #include "tests/verifier/verifier_world.h"
 #include "verifier/audit_store.h"
-#include "verifier/internal/bytes.h"
+#include "check/bytes.h"
 
 namespace layerproof::verifier {
 namespace {
@@ -165,7 +165,7 @@ class Fixture {
   }
 
   const std::string& model_hex() {
-    static const std::string hex = internal::Hex(TheWorld().model_digest);
+    static const std::string hex = check::Hex(TheWorld().model_digest);
     return hex;
   }
 

@@ -28,7 +28,7 @@
 #include "tests/rpc/test_certs.h"
 #include "tests/verifier/report_entries.h"
 #include "tests/verifier/verifier_world.h"
-#include "verifier/report_format.h"
+#include "check/report_format.h"
 #include "verifier/verifier_node.h"
 
 namespace layerproof::verifier {
@@ -71,7 +71,7 @@ store::Sha256Hash ToHash(const std::string& hex) {
 // openings from `openings`; mTLS with `client_cn`'s certificate when set.
 class Node {
  public:
-  Node(const std::string& dir, std::shared_ptr<OpeningSource> openings,
+  Node(const std::string& dir, std::shared_ptr<check::OpeningSource> openings,
        const std::string& client_cn = "") {
     VerifierOptions o;
     o.verifier_id = "verifier-test";
@@ -154,7 +154,7 @@ class Node {
     grpc::Status s = Report(now - kHour, now + kHour, prover, &envelope,
                             previous_tree_size, nonce);
     EXPECT_TRUE(s.ok()) << s.error_message();
-    auto r = VerifyReportEnvelope(envelope, node_->public_key());
+    auto r = check::VerifyReportEnvelope(envelope, node_->public_key());
     EXPECT_TRUE(r.ok()) << r.status();
     return r.value_or(nlohmann::json());
   }
@@ -267,9 +267,9 @@ TEST(ReportServiceTest, CountsEqualTheLogsVerdictsAndTheSignatureVerifies) {
   std::string envelope;
   const int64_t now = absl::ToUnixNanos(absl::Now());
   ASSERT_TRUE(n.Report(now - kHour, now + kHour, "", &envelope).ok());
-  auto dsse = ReportEnvelopeToDsseJson(envelope);
+  auto dsse = check::ReportEnvelopeToDsseJson(envelope);
   ASSERT_TRUE(dsse.ok()) << dsse.status();
-  auto verified = VerifyReportDsseJson(*dsse, n.node().public_key());
+  auto verified = check::VerifyReportDsseJson(*dsse, n.node().public_key());
   ASSERT_TRUE(verified.ok()) << verified.status();
   EXPECT_EQ((*verified)["totals"], r["totals"]);
   nlohmann::json tampered = nlohmann::json::parse(*dsse);
@@ -279,21 +279,21 @@ TEST(ReportServiceTest, CountsEqualTheLogsVerdictsAndTheSignatureVerifies) {
   ASSERT_NE(at, std::string::npos);
   payload[at + 11] = '0';
   tampered["payload"] = store::Base64Encode(store::AsBytes(payload));
-  auto bad = VerifyReportDsseJson(tampered.dump(), n.node().public_key());
+  auto bad = check::VerifyReportDsseJson(tampered.dump(), n.node().public_key());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kPermissionDenied)
       << bad.status();
-  auto other = VerifyReportDsseJson(*dsse, ProverKey(1).public_key());
+  auto other = check::VerifyReportDsseJson(*dsse, ProverKey(1).public_key());
   EXPECT_EQ(other.status().code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(VerifyReportDsseJson("{\"payloadType\": 3}", n.node().public_key())
+  EXPECT_EQ(check::VerifyReportDsseJson("{\"payloadType\": 3}", n.node().public_key())
                 .status()
                 .code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(
-      VerifyReportDsseJson("not json", n.node().public_key()).status().code(),
+      check::VerifyReportDsseJson("not json", n.node().public_key()).status().code(),
       absl::StatusCode::kInvalidArgument);
   std::string flipped = envelope;
   flipped[flipped.size() / 2] ^= 1;
-  EXPECT_FALSE(VerifyReportEnvelope(flipped, n.node().public_key()).ok());
+  EXPECT_FALSE(check::VerifyReportEnvelope(flipped, n.node().public_key()).ok());
 }
 
 TEST(ReportServiceTest, ConsecutiveReportsAreConsistentAcrossARestart) {
@@ -363,7 +363,7 @@ TEST(ReportServiceTest, WindowsCommitmentsByTheVerifiersTimeOfLogging) {
   EXPECT_EQ(now["totals"]["commitments_timed_by_prover_clock"], 0);
   std::string envelope;
   ASSERT_TRUE(n.Report(kServedAt - 1, kServedAt + 1, "", &envelope).ok());
-  auto at_claim = VerifyReportEnvelope(envelope, n.node().public_key());
+  auto at_claim = check::VerifyReportEnvelope(envelope, n.node().public_key());
   ASSERT_TRUE(at_claim.ok()) << at_claim.status();
   EXPECT_EQ((*at_claim)["totals"]["commitments"], 0);
   EXPECT_EQ((*at_claim)["totals"]["audits"], 0);
@@ -418,9 +418,9 @@ TEST(ReportServiceTest, ProvesConsistencyFromTheCallersPreviousReport) {
 // alone would vouch for) as DSSE JSON.
 std::string SignedDsse(const nlohmann::json& report) {
   auto env =
-      store::SignEnvelope(kReportPayloadType, report.dump(), *VerifierKey());
+      store::SignEnvelope(check::kReportPayloadType, report.dump(), *VerifierKey());
   EXPECT_TRUE(env.ok()) << env.status();
-  auto dsse = ReportEnvelopeToDsseJson(*env);
+  auto dsse = check::ReportEnvelopeToDsseJson(*env);
   EXPECT_TRUE(dsse.ok()) << dsse.status();
   return dsse.value_or("");
 }
@@ -444,10 +444,10 @@ TEST(ReportServiceTest, VerifyingChecksTheCheckpointNoteAndTheProof) {
   const nlohmann::json good = n.VerifiedReport();
   ASSERT_TRUE(good["previous_report"].is_object());
   const store::Ed25519PublicKey key = n.node().public_key();
-  ASSERT_TRUE(VerifyReportDsseJson(SignedDsse(good), key).ok());
+  ASSERT_TRUE(check::VerifyReportDsseJson(SignedDsse(good), key).ok());
 
   auto refused = [&](nlohmann::json r, const std::string& what) {
-    auto v = VerifyReportDsseJson(SignedDsse(r), key);
+    auto v = check::VerifyReportDsseJson(SignedDsse(r), key);
     EXPECT_EQ(v.status().code(), absl::StatusCode::kPermissionDenied)
         << what << ": " << v.status();
     EXPECT_NE(std::string(v.status().message()).find(what), std::string::npos)
@@ -486,29 +486,29 @@ TEST(ReportServiceTest, VerifyingChecksTheCheckpointNoteAndTheProof) {
 TEST(ReportServiceTest, VerifyingRefusesDeepOrHugeJsonBeforeParsing) {
   const store::Ed25519PublicKey key = VerifierKey()->public_key();
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  auto v = VerifyReportDsseJson(deep, key);
+  auto v = check::VerifyReportDsseJson(deep, key);
   EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(std::string(v.status().message()).find("nested deeper than 64"),
             std::string::npos)
       << v.status();
   // Brackets inside strings do not count; 64 levels are fine.
-  EXPECT_TRUE(CheckJsonDepth("{\"a\": \"[[[[\\\"[[[\"}", 1, "x").ok());
+  EXPECT_TRUE(check::CheckJsonDepth("{\"a\": \"[[[[\\\"[[[\"}", 1, "x").ok());
   EXPECT_TRUE(
-      CheckJsonDepth(std::string(64, '[') + std::string(64, ']'), 64, "x")
+      check::CheckJsonDepth(std::string(64, '[') + std::string(64, ']'), 64, "x")
           .ok());
-  EXPECT_FALSE(CheckJsonDepth(std::string(65, '['), 64, "x").ok());
+  EXPECT_FALSE(check::CheckJsonDepth(std::string(65, '['), 64, "x").ok());
   // A signed payload is depth-checked before it is parsed too.
   auto env = store::SignEnvelope(
-      kReportPayloadType, std::string(1000, '[') + std::string(1000, ']'),
+      check::kReportPayloadType, std::string(1000, '[') + std::string(1000, ']'),
       *VerifierKey());
   ASSERT_TRUE(env.ok());
-  v = VerifyReportEnvelope(*env, key);
+  v = check::VerifyReportEnvelope(*env, key);
   EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(std::string(v.status().message()).find("report payload: nested"),
             std::string::npos)
       << v.status();
-  const std::string huge(kMaxReportDsseJsonBytes + 1, ' ');
-  v = VerifyReportDsseJson(huge, key);
+  const std::string huge(check::kMaxReportDsseJsonBytes + 1, ' ');
+  v = check::VerifyReportDsseJson(huge, key);
   EXPECT_EQ(v.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(std::string(v.status().message()).find("bytes, want <="),
             std::string::npos)
@@ -571,7 +571,7 @@ TEST(ReportServiceTest, BadRequestsAreRefused) {
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   // A refused request issues no report: the next one is the first.
   ASSERT_TRUE(n.Report(0, 10, "", &envelope).ok());
-  auto r = VerifyReportEnvelope(envelope, n.node().public_key());
+  auto r = check::VerifyReportEnvelope(envelope, n.node().public_key());
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE((*r)["previous_report"].is_null());
   EXPECT_EQ((*r)["totals"]["commitments"], 0);

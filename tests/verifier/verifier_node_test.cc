@@ -74,14 +74,14 @@ const store::Ed25519PrivateKey& Prover2Key() {
 // header, then each layer's rows in chunks of 3 rows.
 class OpeningService : public v1::Opening::CallbackService {
  public:
-  explicit OpeningService(OpeningSource& source) : source_(source) {}
+  explicit OpeningService(check::OpeningSource& source) : source_(source) {}
 
   grpc::ServerWriteReactor<v1::OpenChunk>* Open(
       grpc::CallbackServerContext*, const v1::OpenRequest* request) override {
     ++calls_;
     std::vector<uint32_t> layers(request->layers().begin(),
                                  request->layers().end());
-    absl::StatusOr<Opening> o = source_.Open("", request->request_id(), layers,
+    absl::StatusOr<check::Opening> o = source_.Open("", request->request_id(), layers,
                                              0, 0, absl::InfiniteFuture());
     auto* writer = new Writer();
     if (!o.ok()) {
@@ -132,7 +132,7 @@ class OpeningService : public v1::Opening::CallbackService {
     grpc::Status status;
   };
 
-  OpeningSource& source_;
+  check::OpeningSource& source_;
   std::atomic<int> calls_{0};
 };
 
@@ -160,7 +160,7 @@ std::string FreeAddress() {
 struct NodeSetup {
   // Null: the node's own gRPC opening client, to each prover's
   // opening_address.
-  std::shared_ptr<OpeningSource> openings;
+  std::shared_ptr<check::OpeningSource> openings;
   double rate = 1.0;
   // mTLS (tests/rpc/test_certs.h) with roles prover-1 and prover-2 as
   // provers and auditor-1 as auditor; the stubs present `client_cn`'s
@@ -191,7 +191,7 @@ bool Eventually(Pred done) {
 // A running verifier node and stubs for its services.
 class Verifier {
  public:
-  Verifier(const std::string& dir, std::shared_ptr<OpeningSource> openings,
+  Verifier(const std::string& dir, std::shared_ptr<check::OpeningSource> openings,
            double rate = 1.0)
       : Verifier(dir,
                  NodeSetup{.openings = std::move(openings), .rate = rate}) {}
@@ -941,7 +941,7 @@ TEST(VerifierNodeTest, ProverWithoutOpeningAddressLeavesTheAuditPending) {
     EXPECT_EQ(v.node().counters().audit_errors, 1u);
     EXPECT_EQ(v.node().log()->Size(), 1u);  // the commitment, no verdict
     EXPECT_NE(log.find("\"event\":\"audit_error\""), std::string::npos) << log;
-    EXPECT_NE(log.find("without an Opening address"), std::string::npos) << log;
+    EXPECT_NE(log.find("without an check::Opening address"), std::string::npos) << log;
   }
   HonestOpenings honest;
   honest.Add(s);
@@ -985,7 +985,7 @@ TEST(VerifierNodeTest, AuditTheVerifierCannotRunEndsInconclusive) {
   EXPECT_EQ(verdict.outcome(), v1::INCONCLUSIVE);
   EXPECT_NE(verdict.detail().find("in 3 attempts"), std::string::npos)
       << verdict.detail();
-  EXPECT_NE(verdict.detail().find("without an Opening address"),
+  EXPECT_NE(verdict.detail().find("without an check::Opening address"),
             std::string::npos)
       << verdict.detail();
   EXPECT_TRUE(

@@ -25,7 +25,7 @@
 #include "store/envelope.h"
 #include "tests/model/engine_fixture.h"
 #include "tests/store/temp_dir.h"
-#include "verifier/re_executor.h"
+#include "check/re_executor.h"
 
 namespace layerproof::verifier::testing {
 
@@ -188,7 +188,7 @@ inline Served Serve(const store::Ed25519PrivateKey& key,
 
 // Opens served requests honestly (deterministic replay). While held, Open
 // blocks until Release; `opens` counts the calls that started.
-class HonestOpenings : public OpeningSource {
+class HonestOpenings : public check::OpeningSource {
  public:
   void Add(const Served& s) {
     absl::MutexLock lock(&mu_);
@@ -207,7 +207,7 @@ class HonestOpenings : public OpeningSource {
     return opens_;
   }
 
-  absl::StatusOr<Opening> Open(std::string_view, std::string_view request_id,
+  absl::StatusOr<check::Opening> Open(std::string_view, std::string_view request_id,
                                const std::vector<uint32_t>& layers, uint64_t,
                                uint64_t, absl::Time) override {
     Served s;
@@ -225,7 +225,7 @@ class HonestOpenings : public OpeningSource {
     kernels::Status st =
         TheWorld().engine->Forward(s.Positions(), &tap, 1, nullptr);
     if (!st.ok()) return absl::InternalError(st.ToString());
-    Opening o;
+    check::Opening o;
     v1::OpeningHeader& h = o.header;
     h.set_commitment_envelope(s.envelope);
     h.set_salt(s.salt);

@@ -1,4 +1,4 @@
-#include "verifier/internal/opening_checks.h"
+#include "check/internal/opening_checks.h"
 
 #include <array>
 #include <span>
@@ -9,7 +9,7 @@
 #include "store/commitment.h"
 #include "store/crypto.h"
 
-namespace layerproof::verifier::internal {
+namespace layerproof::check::internal {
 namespace {
 
 absl::Status Bad(std::string_view field, std::string_view got,
@@ -136,12 +136,4 @@ absl::Status CheckOpening(const Opening& opening,
   return absl::OkStatus();
 }
 
-std::string VerdictDetail(std::string_view text) {
-  std::string out(text.substr(0, store::kMaxVerdictDetailBytes));
-  for (char& ch : out) {
-    if (ch < 0x20 || ch > 0x7e) ch = '?';
-  }
-  return out;
-}
-
-}  // namespace layerproof::verifier::internal
+}  // namespace layerproof::check::internal

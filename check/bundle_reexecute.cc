@@ -1,4 +1,4 @@
-// The "re_execution" check of an evidence bundle (verifier/bundle_check.h,
+// The "re_execution" check of an evidence bundle (check/bundle_check.h,
 // docs/formats.md): re-runs the recorded audit on this machine's engine from
 // the bundle's opening and compares the re-derived verdict with the claimed
 // one.
@@ -14,11 +14,11 @@
 #include "absl/time/time.h"
 #include "google/protobuf/stubs/logging.h"
 #include "store/envelope.h"
-#include "verifier/internal/bundle_parts.h"
-#include "verifier/internal/bytes.h"
-#include "verifier/re_executor.h"
+#include "check/internal/bundle_parts.h"
+#include "check/bytes.h"
+#include "check/re_executor.h"
 
-namespace layerproof::verifier::internal::bundle_check {
+namespace layerproof::check::internal::bundle_check {
 namespace {
 
 // Serves the bundle's opening to the ReExecutor, validating it as
@@ -263,4 +263,4 @@ BundleCheckResult CheckReExecution(Parts& p,
                          "): later blocks and the head were not re-derived")));
 }
 
-}  // namespace layerproof::verifier::internal::bundle_check
+}  // namespace layerproof::check::internal::bundle_check

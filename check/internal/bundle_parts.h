@@ -1,11 +1,11 @@
-// The pieces of verifier/bundle_check.cc that its re-execution check
-// (verifier/bundle_reexecute.cc) shares: the bundle's parts as parsed, the
+// The pieces of check/bundle_check.cc that its re-execution check
+// (check/bundle_reexecute.cc) shares: the bundle's parts as parsed, the
 // result constructors and the verdict descriptions used in check details.
 // Private to those two files.
 //
 // Thread safety: value types and functions over them.
-#ifndef LAYERPROOF_VERIFIER_INTERNAL_BUNDLE_PARTS_H_
-#define LAYERPROOF_VERIFIER_INTERNAL_BUNDLE_PARTS_H_
+#ifndef LAYERPROOF_CHECK_INTERNAL_BUNDLE_PARTS_H_
+#define LAYERPROOF_CHECK_INTERNAL_BUNDLE_PARTS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -19,9 +19,9 @@
 #include "layerproof/v1/audit.pb.h"
 #include "layerproof/v1/inference.pb.h"
 #include "store/checkpoint.h"
-#include "verifier/bundle_check.h"
+#include "check/bundle_check.h"
 
-namespace layerproof::verifier::internal::bundle_check {
+namespace layerproof::check::internal::bundle_check {
 
 using State = BundleCheckResult::State;
 
@@ -106,6 +106,6 @@ BundleVerification RunChecks(
     const std::function<void(int done, int total, std::string_view step)>&
         progress);
 
-}  // namespace layerproof::verifier::internal::bundle_check
+}  // namespace layerproof::check::internal::bundle_check
 
-#endif  // LAYERPROOF_VERIFIER_INTERNAL_BUNDLE_PARTS_H_
+#endif  // LAYERPROOF_CHECK_INTERNAL_BUNDLE_PARTS_H_

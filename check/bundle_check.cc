@@ -1,4 +1,4 @@
-#include "verifier/bundle_check.h"
+#include "check/bundle_check.h"
 
 #include <algorithm>
 #include <cstring>
@@ -16,11 +16,10 @@
 #include "store/commitment.h"
 #include "store/envelope.h"
 #include "store/merkle.h"
-#include "verifier/evidence.h"
-#include "verifier/internal/bundle_parts.h"
-#include "verifier/internal/bytes.h"
+#include "check/internal/bundle_parts.h"
+#include "check/bytes.h"
 
-namespace layerproof::verifier {
+namespace layerproof::check {
 namespace internal::bundle_check {
 
 std::string Outcome(v1::VerdictOutcome o) {
@@ -594,4 +593,4 @@ absl::StatusOr<BundleVerification> VerifyEvidenceBundle(
                                            model_digest, trust, progress);
 }
 
-}  // namespace layerproof::verifier
+}  // namespace layerproof::check

@@ -9,10 +9,10 @@
 #include "google/protobuf/stubs/logging.h"
 #include "store/commitment.h"
 #include "store/envelope.h"
-#include "verifier/internal/bundle_parts.h"
-#include "verifier/internal/bytes.h"
+#include "check/internal/bundle_parts.h"
+#include "check/bytes.h"
 
-namespace layerproof::verifier::internal::bundle_check {
+namespace layerproof::check::internal::bundle_check {
 
 BundleCheckResult CheckUnloggedPromise(const Parts& p,
                                        const BundleTrust& trust) {
@@ -60,4 +60,4 @@ BundleCheckResult CheckUnloggedPromise(const Parts& p,
       "; that the log did not hold it then is the verifier's word")));
 }
 
-}  // namespace layerproof::verifier::internal::bundle_check
+}  // namespace layerproof::check::internal::bundle_check

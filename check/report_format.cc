@@ -1,4 +1,4 @@
-#include "verifier/report_format.h"
+#include "check/report_format.h"
 
 #include <string>
 #include <utility>
@@ -11,7 +11,7 @@
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
 
-namespace layerproof::verifier {
+namespace layerproof::check {
 namespace {
 
 using store::internal::Cat;
@@ -331,4 +331,4 @@ absl::StatusOr<nlohmann::json> VerifyReportEnvelope(
   return Verify(p, verifier_key);
 }
 
-}  // namespace layerproof::verifier
+}  // namespace layerproof::check

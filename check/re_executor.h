@@ -57,8 +57,8 @@
 // (OpeningUnavailableToVerifier, or Unavailable: see OpeningSource::Open).
 // Thread safety: Audit is const and may run on many threads at once (the
 // engine's Embed / RunBlock / RunHead / Forward are const).
-#ifndef LAYERPROOF_VERIFIER_RE_EXECUTOR_H_
-#define LAYERPROOF_VERIFIER_RE_EXECUTOR_H_
+#ifndef LAYERPROOF_CHECK_RE_EXECUTOR_H_
+#define LAYERPROOF_CHECK_RE_EXECUTOR_H_
 
 #include <cstdint>
 #include <map>
@@ -75,7 +75,7 @@
 #include "layerproof/v1/records.pb.h"
 #include "store/envelope.h"
 
-namespace layerproof::verifier {
+namespace layerproof::check {
 
 // An opening as received: the header and the opened layers' rows.
 struct Opening {
@@ -135,6 +135,12 @@ struct AuditOutcome {
   std::optional<Opening> opening;
 };
 
+// `text` made fit for Verdict.detail: printable ASCII only (anything else
+// becomes '?', so it is valid UTF-8), at most store::kMaxVerdictDetailBytes
+// bytes. The one such function: every verdict's detail, the re-executor's
+// and the verifier's, goes through it.
+std::string VerdictDetail(std::string_view text);
+
 class ReExecutor {
  public:
   // `engine` (with its model and executor) must outlive this.
@@ -156,6 +162,6 @@ class ReExecutor {
   std::string model_digest_;
 };
 
-}  // namespace layerproof::verifier
+}  // namespace layerproof::check
 
-#endif  // LAYERPROOF_VERIFIER_RE_EXECUTOR_H_
+#endif  // LAYERPROOF_CHECK_RE_EXECUTOR_H_

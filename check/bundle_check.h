@@ -4,7 +4,7 @@
 // public keys of the log and of the provers, it re-checks every signature
 // and inclusion proof in the bundle and re-derives the verdict by
 // re-executing the audited layers and the head on this machine's hardware
-// (verifier::ReExecutor, bit for bit). A bundle for a FAIL_MISMATCH of a
+// (check::ReExecutor, bit for bit). A bundle for a FAIL_MISMATCH of a
 // cheating prover therefore verifies: the evidence confirms the verdict.
 //
 // What re-derivation rests on: the only prover-signed part of a bundle is
@@ -65,8 +65,8 @@
 // bytes it holds a google::protobuf::LogSilencer (protobuf's own log lines,
 // e.g. on invalid UTF-8, would duplicate the checks' details), which
 // silences protobuf's non-fatal logging process-wide for that time.
-#ifndef LAYERPROOF_VERIFIER_BUNDLE_CHECK_H_
-#define LAYERPROOF_VERIFIER_BUNDLE_CHECK_H_
+#ifndef LAYERPROOF_CHECK_BUNDLE_CHECK_H_
+#define LAYERPROOF_CHECK_BUNDLE_CHECK_H_
 
 #include <cstddef>
 #include <functional>
@@ -80,10 +80,14 @@
 #include "layerproof/v1/records.pb.h"
 #include "store/crypto.h"
 
-namespace layerproof::verifier {
+namespace layerproof::check {
 
 // The largest bundle accepted: an opening of at most 1 GiB of activations
 // (GrpcOpeningSourceOptions::max_opening_bytes) plus 64 MiB for the rest.
+// The EvidenceBundle format this code writes (verifier/evidence.cc) and
+// reads (bundle_format check).
+inline constexpr uint32_t kEvidenceFormatVersion = 1;
+
 inline constexpr size_t kMaxEvidenceBundleBytes =
     (size_t{1} << 30) + (size_t{64} << 20);
 
@@ -151,6 +155,6 @@ absl::StatusOr<BundleVerification> VerifyEvidenceBundle(
     const std::function<void(int done, int total, std::string_view step)>&
         progress = {});
 
-}  // namespace layerproof::verifier
+}  // namespace layerproof::check
 
-#endif  // LAYERPROOF_VERIFIER_BUNDLE_CHECK_H_
+#endif  // LAYERPROOF_CHECK_BUNDLE_CHECK_H_

@@ -1,4 +1,4 @@
-#include "verifier/re_executor.h"
+#include "check/re_executor.h"
 
 #include <algorithm>
 #include <set>
@@ -13,14 +13,13 @@
 #include "store/crypto.h"
 #include "store/merkle.h"
 #include "store/status.h"
-#include "verifier/internal/bytes.h"
-#include "verifier/internal/opening_checks.h"
+#include "check/bytes.h"
+#include "check/internal/opening_checks.h"
 
-namespace layerproof::verifier {
+namespace layerproof::check {
 namespace {
 
-using internal::DigestBytes;
-using internal::VerdictDetail;
+using check::DigestBytes;
 
 // A logged envelope is far smaller (a commitment with 1025 layer hashes is
 // ~40 KiB); the log enforced its own limit when it accepted it.
@@ -457,4 +456,12 @@ absl::StatusOr<AuditOutcome> ReExecutor::Audit(
   return out;
 }
 
-}  // namespace layerproof::verifier
+std::string VerdictDetail(std::string_view text) {
+  std::string out(text.substr(0, store::kMaxVerdictDetailBytes));
+  for (char& ch : out) {
+    if (ch < 0x20 || ch > 0x7e) ch = '?';
+  }
+  return out;
+}
+
+}  // namespace layerproof::check

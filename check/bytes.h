@@ -1,8 +1,8 @@
 // Conversions every part of the verifier uses, kept in one place: digests
 // as the bytes records store, and bytes as hex for messages and logs.
 // Thread safety: pure functions.
-#ifndef LAYERPROOF_VERIFIER_INTERNAL_BYTES_H_
-#define LAYERPROOF_VERIFIER_INTERNAL_BYTES_H_
+#ifndef LAYERPROOF_CHECK_BYTES_H_
+#define LAYERPROOF_CHECK_BYTES_H_
 
 #include <array>
 #include <cstdint>
@@ -11,7 +11,7 @@
 
 #include "store/crypto.h"
 
-namespace layerproof::verifier::internal {
+namespace layerproof::check {
 
 // A digest (store::Sha256Hash, kernels::Sha256Digest) as the bytes a
 // record stores.
@@ -24,6 +24,6 @@ inline std::string Hex(std::string_view bytes) {
   return store::HexEncode(store::AsBytes(bytes));
 }
 
-}  // namespace layerproof::verifier::internal
+}  // namespace layerproof::check
 
-#endif  // LAYERPROOF_VERIFIER_INTERNAL_BYTES_H_
+#endif  // LAYERPROOF_CHECK_BYTES_H_

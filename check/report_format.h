@@ -26,8 +26,8 @@
 // checked by a linear scan (CheckJsonDepth).
 //
 // Thread safety: pure functions.
-#ifndef LAYERPROOF_VERIFIER_REPORT_FORMAT_H_
-#define LAYERPROOF_VERIFIER_REPORT_FORMAT_H_
+#ifndef LAYERPROOF_CHECK_REPORT_FORMAT_H_
+#define LAYERPROOF_CHECK_REPORT_FORMAT_H_
 
 #include <cstddef>
 #include <string>
@@ -37,7 +37,7 @@
 #include "nlohmann/json.hpp"
 #include "store/crypto.h"
 
-namespace layerproof::verifier {
+namespace layerproof::check {
 
 inline constexpr std::string_view kReportPayloadType =
     "application/vnd.layerproof.report.v1+json";
@@ -79,6 +79,6 @@ absl::StatusOr<nlohmann::json> VerifyReportEnvelope(
     std::string_view envelope_bytes,
     const store::Ed25519PublicKey& verifier_key);
 
-}  // namespace layerproof::verifier
+}  // namespace layerproof::check
 
-#endif  // LAYERPROOF_VERIFIER_REPORT_FORMAT_H_
+#endif  // LAYERPROOF_CHECK_REPORT_FORMAT_H_

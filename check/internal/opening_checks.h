@@ -5,8 +5,8 @@
 // error's message is the verdict's detail, so it names the field, the value
 // and what was wanted, and never a token, an activation, the seed or the
 // salt. Thread safety: pure functions.
-#ifndef LAYERPROOF_VERIFIER_INTERNAL_OPENING_CHECKS_H_
-#define LAYERPROOF_VERIFIER_INTERNAL_OPENING_CHECKS_H_
+#ifndef LAYERPROOF_CHECK_INTERNAL_OPENING_CHECKS_H_
+#define LAYERPROOF_CHECK_INTERNAL_OPENING_CHECKS_H_
 
 #include <cstdint>
 #include <string>
@@ -15,10 +15,10 @@
 
 #include "absl/status/status.h"
 #include "layerproof/v1/records.pb.h"
-#include "verifier/internal/bytes.h"
-#include "verifier/re_executor.h"
+#include "check/bytes.h"
+#include "check/re_executor.h"
 
-namespace layerproof::verifier::internal {
+namespace layerproof::check::internal {
 
 // `commitment` is the verified, validated commitment carried by `envelope`
 // (its exact bytes); `layers` the k values that were requested; vocab_size
@@ -32,12 +32,7 @@ absl::Status CheckOpening(const Opening& opening,
                           const std::vector<uint32_t>& layers,
                           int64_t vocab_size);
 
-// `text` made fit for Verdict.detail: printable ASCII only (anything else
-// becomes '?', so it is valid UTF-8), at most store::kMaxVerdictDetailBytes
-// bytes. The one such function of the verifier (every verdict's detail
-// goes through it).
-std::string VerdictDetail(std::string_view text);
 
-}  // namespace layerproof::verifier::internal
+}  // namespace layerproof::check::internal
 
-#endif  // LAYERPROOF_VERIFIER_INTERNAL_OPENING_CHECKS_H_
+#endif  // LAYERPROOF_CHECK_INTERNAL_OPENING_CHECKS_H_

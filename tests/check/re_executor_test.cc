@@ -1,10 +1,10 @@
-// The re-executor (verifier/re_executor.h) against commitments built the
+// The re-executor (check/re_executor.h) against commitments built the
 // honest way (Engine::Generate with a salted hashing tap, signed with a
 // test key) and against provers that cheat in each way the protocol must
 // catch: a tampered or skipped layer, a wrong output token, openings that
 // do not match the commitment, a relabelled commitment, bad signatures, the
 // wrong model, and openings that fail or arrive late.
-#include "verifier/re_executor.h"
+#include "check/re_executor.h"
 
 #include <gtest/gtest.h>
 
@@ -26,7 +26,7 @@
 #include "store/merkle.h"
 #include "tests/model/engine_fixture.h"
 
-namespace layerproof::verifier {
+namespace layerproof::check {
 namespace {
 
 using kernels::model::Engine;
@@ -912,4 +912,4 @@ TEST(ReExecutorTest, BadPlansAreTheVerifiersError) {
 }
 
 }  // namespace
-}  // namespace layerproof::verifier
+}  // namespace layerproof::check
