@@ -401,6 +401,17 @@ absl::Status AuditScheduler::RecordRefusalLocked(
     if (!r.has_value() || r->done()) return absl::OkStatus();
     return AppendVerdict(db, *r).status();  // logged before a crash? Retry.
   }
+  // Held across the count's read and the batch that raises it (refusals
+  // are rare: at most one per submitter per refusal_verdict_interval).
+  absl::MutexLock count_lock(&refusal_count_mu_);
+  LP_ASSIGN_OR_RETURN(const uint64_t stored,
+                      db.store->RefusalCount(submitter));
+  if (stored >= options_.max_refusals_per_submitter) {
+    return absl::ResourceExhaustedError(
+        Cat("submitter ", submitter, " has ", stored,
+            " refusal verdicts stored, the most one submitter may "
+            "(AuditSchedulerOptions.max_refusals_per_submitter)"));
+  }
   LP_ASSIGN_OR_RETURN(std::string seed, FreshAuditSeed());
   v1::Verdict verdict;
   verdict.set_request_id(commitment.request_id());
@@ -422,6 +433,7 @@ absl::Status AuditScheduler::RecordRefusalLocked(
   AuditStoreBatch batch;
   batch.PutAudit(record);
   batch.PutRefusal(leaf_hash, seed);
+  batch.SetRefusalCount(submitter, stored + 1);
   LP_RETURN_IF_ERROR(db.store->Write(batch));
   return AppendVerdict(db, record).status();
 }

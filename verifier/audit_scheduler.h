@@ -93,6 +93,10 @@ struct AuditSchedulerOptions {
   // pending in the store (persisted) and is queued by a later retry pass;
   // an on-demand RequestAudit past it is refused with RESOURCE_EXHAUSTED.
   size_t max_queued_audits = 10000;
+  // Refusal verdicts (FAIL_SIGNATURE at submission) stored per submitter at
+  // most, each with its envelope (<= max_leaf_bytes); past it an envelope
+  // is still refused, but no verdict is logged or stored for it.
+  uint64_t max_refusals_per_submitter = 1000;
 };
 
 struct AuditCounters {
@@ -236,6 +240,8 @@ class AuditScheduler {
   // Refused envelopes (by leaf hash) whose check-and-append is running:
   // RecordRefusal serialises per envelope without holding a mutex across
   // its synced writes.
+  // Serialises the read-check-write of refusal counts.
+  absl::Mutex refusal_count_mu_;
   absl::Mutex refusal_mu_;
   std::set<std::string> busy_refusals_ ABSL_GUARDED_BY(refusal_mu_);
   // Workers hold it shared while they persist and log a verdict; Shutdown

@@ -86,6 +86,11 @@ void AuditStoreBatch::PutRefusal(std::string_view leaf_hash,
               rocksdb::Slice(audit_seed.data(), audit_seed.size()));
 }
 
+void AuditStoreBatch::SetRefusalCount(std::string_view submitter,
+                                      uint64_t count) {
+  batch_->Put(ToSlice(Key("s/", submitter)), ToSlice(U64Key(count)));
+}
+
 void AuditStoreBatch::PutUnlogged(std::string_view leaf_hash,
                                   std::string_view audit_seed) {
   batch_->Put(ToSlice(Key("u/", leaf_hash)),
@@ -306,6 +311,12 @@ absl::StatusOr<std::optional<std::string>> AuditStore::Unlogged(
 absl::StatusOr<std::optional<std::string>> AuditStore::Refusal(
     std::string_view leaf_hash) const {
   return Get(Key("r/", leaf_hash));
+}
+
+absl::StatusOr<uint64_t> AuditStore::RefusalCount(
+    std::string_view submitter) const {
+  LP_ASSIGN_OR_RETURN(std::optional<std::string> v, Get(Key("s/", submitter)));
+  return v.has_value() ? DecodeU64(*v) : 0;
 }
 
 absl::StatusOr<std::optional<ReportCheckpoint>> AuditStore::LastReport() const {

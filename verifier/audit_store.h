@@ -80,6 +80,8 @@ class AuditStoreBatch {
   void PutAudit(const v1::AuditRecord& record);
   void PutVerdict(uint64_t leaf_index, const v1::VerdictIndexEntry& entry);
   void PutRefusal(std::string_view leaf_hash, std::string_view audit_seed);
+  // How many refusal verdicts `submitter` has stored (key "s/").
+  void SetRefusalCount(std::string_view submitter, uint64_t count);
   void PutUnlogged(std::string_view leaf_hash, std::string_view audit_seed);
   // Replaces the last issued report's checkpoint (root_hash: 32 bytes).
   void SetLastReport(const ReportCheckpoint& report);
@@ -158,6 +160,8 @@ class AuditStore {
   // The audit seed of the FAIL_SIGNATURE verdict of a refused envelope.
   absl::StatusOr<std::optional<std::string>> Refusal(
       std::string_view leaf_hash) const;
+  // The refusal verdicts stored for `submitter` (0 when none).
+  absl::StatusOr<uint64_t> RefusalCount(std::string_view submitter) const;
   // The checkpoint of the last report issued; nullopt before the first.
   // DataLoss for a malformed value.
   absl::StatusOr<std::optional<ReportCheckpoint>> LastReport() const;

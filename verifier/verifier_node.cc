@@ -170,6 +170,8 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
   scheduler_options.max_audit_attempts = options.max_audit_attempts;
   scheduler_options.retry_interval = options.audit_retry_interval;
   scheduler_options.max_queued_audits = options.max_queued_audits;
+  scheduler_options.max_refusals_per_submitter =
+      options.max_refusals_per_submitter;
   node->scheduler_ = std::make_unique<AuditScheduler>(
       std::move(scheduler_options), node->dbs_, *node->provers_,
       *node->re_executor_, node->openings_);

@@ -92,6 +92,9 @@ struct VerifierOptions {
   absl::Duration audit_retry_interval = absl::Seconds(30);
   // Audits queued on the workers at most (audit_scheduler.h).
   size_t max_queued_audits = 10000;
+  // Refusal verdicts stored per submitter at most
+  // (AuditSchedulerOptions.max_refusals_per_submitter).
+  uint64_t max_refusals_per_submitter = 1000;
   // The open reads (Log.Get*, Audit.GetVerdict, ListVerdicts,
   // PresentPromise) from callers without a client certificate, per peer
   // address (rpc/peer_limiter.h).

@@ -112,6 +112,7 @@ void Cluster::StartVerifier(const VerifierSetup& setup) {
   options.roles = setup.roles;
   options.insecure = setup.server_tls.insecure;
   options.peer_limits = setup.peer_limits;
+  options.max_refusals_per_submitter = setup.max_refusals_per_submitter;
   for (const auto& p : provers_) {
     if (!p->node) continue;
     options.provers.push_back(verifier::ProverRegistration{

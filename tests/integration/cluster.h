@@ -66,6 +66,7 @@ struct VerifierSetup {
   rpc::TlsOptions client_tls = Insecure();
   rpc::RoleMap roles{};
   rpc::PeerLimits peer_limits{};
+  uint64_t max_refusals_per_submitter = 1000;
 };
 
 struct ProverSetup {

@@ -272,6 +272,65 @@ TEST_F(SecureCluster, RefusalNamingAnotherProversRequestIsTheSubmitters) {
   EXPECT_EQ(refusal.refused_submitter(), "prover-2");
 }
 
+// Regression (issue 13, item 6): each refusal verdict stores the refused
+// envelope (up to max_leaf_bytes), so an authenticated submitter could
+// fill the verifier's disk at the refusal rate. Past
+// max_refusals_per_submitter its envelopes are still refused, but nothing
+// more is logged or stored.
+TEST(SecureClusterBounds, RefusalVerdictsPerSubmitterAreBounded) {
+  const TestCerts& certs = TestCerts::Get();
+  ASSERT_TRUE(certs.ok());
+  Cluster cluster;
+  cluster.set_query_tls(certs.Client("stranger"));
+  cluster.StartVerifier(VerifierSetup{.policy = {1.0, 1},
+                                      .server_tls = certs.Server(true),
+                                      .client_tls = certs.Client("verifier-1"),
+                                      .roles = Roles(),
+                                      .max_refusals_per_submitter = 2});
+  auto stranger_key = store::Ed25519PrivateKey::Generate();
+  ASSERT_TRUE(stranger_key.ok());
+  auto log = cluster.LogStub(certs.Client("prover-2"));
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0) absl::SleepFor(absl::Milliseconds(1100));  // the refusal rate
+    v1::Commitment c;
+    c.set_request_id(std::string(15, '\x01') + char('a' + i));
+    c.set_prover_id("prover-2");
+    c.set_model_digest(std::string(32, '\x02'));
+    c.set_spec_version(1);
+    c.set_prompt_digest(std::string(32, '\x03'));
+    c.set_prompt_tokens(2);
+    c.set_output_digest(std::string(32, '\x04'));
+    c.set_output_tokens(1);
+    c.mutable_sampling()->set_top_p(1);
+    c.set_seed_digest(std::string(32, '\x05'));
+    c.set_num_layers(1);
+    c.add_layer_hashes(std::string(32, 'a'));
+    c.add_layer_hashes(std::string(32, 'b'));
+    c.set_hidden_size(8);
+    c.set_created_at_unix_nanos(1764460000000000000);
+    c.set_finish_reason(v1::FINISH_REASON_MAX_TOKENS);
+    c.set_max_new_tokens(1);
+    c.set_stop_ids_from_model(true);
+    c.set_max_context(16);
+    auto forged = store::SignCommitment(c, *stranger_key);
+    ASSERT_TRUE(forged.ok()) << forged.status();
+    v1::SubmitRequest request;
+    request.add_envelopes(*forged);
+    v1::SubmitResponse response;
+    grpc::ClientContext context;
+    ASSERT_TRUE(log->Submit(&context, request, &response).ok());
+    ASSERT_EQ(response.results_size(), 1);
+    EXPECT_NE(response.results(0).code(), 0) << i;
+    EXPECT_EQ(cluster.LatestCheckpoint().size, uint64_t(std::min(i + 1, 2)))
+        << i << ": " << response.results(0).message();
+    if (i == 2) {
+      EXPECT_NE(response.results(0).message().find("refusal verdicts stored"),
+                std::string::npos)
+          << response.results(0).message();
+    }
+  }
+}
+
 TEST_F(SecureCluster, OpeningNeedsTheAuditorRole) {
   const v1::GenerateResponse r = GenerateOne();
   auto opening =
