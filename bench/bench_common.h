@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <chrono>
 #include <cstdarg>
@@ -169,6 +170,15 @@ inline double Median(std::vector<double> s) {
   std::sort(s.begin(), s.end());
   const size_t n = s.size();
   return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+// The nearest-rank percentile p (0..1) of `v`; 0 when empty.
+inline double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t k = static_cast<size_t>(std::ceil(p * double(v.size())));
+  k = std::clamp<size_t>(k, 1, v.size());
+  return v[k - 1];
 }
 
 // Times (seconds) of one measured thing; best is the smallest.

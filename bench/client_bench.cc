@@ -71,12 +71,6 @@ bool ParseArgs(int argc, char** argv, Options* o) {
   return true;
 }
 
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  const size_t rank = static_cast<size_t>(std::ceil(p * v.size()));
-  return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
-}
-
 int Run(const Options& o) {
   const BenchRun run = StartRun(o.model_dir, o.threads, o.quick);
   std::unique_ptr<km::Model> model = Must(

@@ -191,15 +191,6 @@ bool CpuHasFlag(const std::string& flag) {
   return false;
 }
 
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  // Nearest rank.
-  size_t k = static_cast<size_t>(std::ceil(p * double(v.size())));
-  k = std::clamp<size_t>(k, 1, v.size());
-  return v[k - 1];
-}
-
 // The committed stop rule (max_new_tokens, stop ids, ignore_eos,
 // max_context), for CommitmentInputs that have it: set as
 // InferencePipeline::Commit sets it, and skipped where the fields do not
