@@ -11,6 +11,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,11 @@ constexpr char kServeUsage[] =
     "  --peer-name NAME    name to verify their certificates against\n"
     "  --client-cert FILE --client-key FILE  certificate this node presents\n"
     "  --insecure          plaintext everywhere; --listen must be loopback\n"
+    "\n"
+    "Callers without a client certificate (both; docs/security.md):\n"
+    "  --peer-rate N       calls per second per peer address (default 500)\n"
+    "  --peer-burst N      calls at once before the rate applies (1000)\n"
+    "  --peer-in-flight N  calls admitted and not finished per peer (256)\n"
     "On start one JSON line {\"event\":\"listening\",...} goes to stdout.\n"
     "SIGINT or SIGTERM shuts down gracefully. Exit 0 after a clean\n"
     "shutdown, 1 on a runtime error, 2 on a usage error.\n";
@@ -79,6 +85,27 @@ int Fail(const char* what, const absl::Status& status) {
 const std::set<std::string> kTransportFlags = {
     "--tls-cert", "--tls-key",   "--tls-ca",      "--roles",
     "--peer-ca",  "--peer-name", "--client-cert", "--client-key"};
+
+const std::set<std::string> kPeerFlags = {"--peer-rate", "--peer-burst",
+                                          "--peer-in-flight"};
+
+// The per-peer limits from --peer-*; nullopt with *error naming the flag.
+std::optional<rpc::PeerLimits> ParsePeerLimits(const Flags& flags,
+                                               std::string* error) {
+  const rpc::PeerLimits d;
+  const auto rate = flags.GetInt("--peer-rate", int64_t(d.calls_per_second),
+                                 1, 1000000, error);
+  const auto burst =
+      flags.GetInt("--peer-burst", int64_t(d.burst), 1, 10000000, error);
+  const auto in_flight =
+      flags.GetInt("--peer-in-flight", d.max_in_flight, 1, 1000000, error);
+  if (!rate || !burst || !in_flight) return std::nullopt;
+  rpc::PeerLimits limits;
+  limits.calls_per_second = double(*rate);
+  limits.burst = double(*burst);
+  limits.max_in_flight = static_cast<int>(*in_flight);
+  return limits;
+}
 
 std::set<std::string> With(std::set<std::string> a,
                            const std::set<std::string>& b) {
@@ -213,7 +240,7 @@ int RunServeProver(const std::vector<std::string>& args) {
             "--log-key", "--verifier-id", "--prover-id", "--backend",
             "--threads", "--max-sequences", "--max-new-tokens",
             "--receipt-wait-ms", "--retention-hours", "--max-opening-mb"},
-           kTransportFlags),
+           With(kTransportFlags, kPeerFlags)),
       {"--insecure", "--help"});
   std::string error;
   if (!flags.Parse(args, &error)) return ServeUsage(error);
@@ -237,8 +264,10 @@ int RunServeProver(const std::vector<std::string>& args) {
       flags.GetInt("--retention-hours", 24 * 7, 1, 24 * 3650, &error);
   const auto opening_mb =
       flags.GetInt("--max-opening-mb", 256, 1, 1 << 20, &error);
+  const std::optional<rpc::PeerLimits> peer_limits =
+      ParsePeerLimits(flags, &error);
   if (!threads || !max_sequences || !max_new || !receipt_ms || !retention_h ||
-      !opening_mb) {
+      !opening_mb || !peer_limits) {
     return ServeUsage(error);
   }
   auto transport = ParseTransport(flags);
@@ -276,6 +305,7 @@ int RunServeProver(const std::vector<std::string>& args) {
   options.receipt_wait = absl::Milliseconds(*receipt_ms);
   options.retention = absl::Hours(*retention_h);
   options.max_opening_bytes = static_cast<uint64_t>(*opening_mb) << 20;
+  options.peer_limits = *peer_limits;
   options.roles = transport->roles;
   options.insecure = transport->insecure;
   auto node = prover::ProverNode::Create(std::move(options));
@@ -294,7 +324,7 @@ int RunServeVerifier(const std::vector<std::string>& args) {
                     "--verifier-id", "--audit-rate", "--layers-per-audit",
                     "--audit-threads", "--opening-timeout-ms", "--backend",
                     "--threads"},
-                   kTransportFlags),
+                   With(kTransportFlags, kPeerFlags)),
               {"--insecure", "--help"});
   std::string error;
   if (!flags.Parse(args, &error)) return ServeUsage(error);
@@ -313,7 +343,10 @@ int RunServeVerifier(const std::vector<std::string>& args) {
   const auto timeout_ms =
       flags.GetInt("--opening-timeout-ms", 30000, 1, 3600000, &error);
   const auto threads = flags.GetInt("--threads", 0, 0, 1024, &error);
-  if (!rate || !layers || !audit_threads || !timeout_ms || !threads) {
+  const std::optional<rpc::PeerLimits> peer_limits =
+      ParsePeerLimits(flags, &error);
+  if (!rate || !layers || !audit_threads || !timeout_ms || !threads ||
+      !peer_limits) {
     return ServeUsage(error);
   }
   auto transport = ParseTransport(flags);
@@ -341,6 +374,7 @@ int RunServeVerifier(const std::vector<std::string>& args) {
   options.policy.layers_per_audit = static_cast<uint32_t>(*layers);
   options.audit_threads = static_cast<int>(*audit_threads);
   options.opening_timeout = absl::Milliseconds(*timeout_ms);
+  options.peer_limits = *peer_limits;
   options.roles = transport->roles;
   options.insecure = transport->insecure;
   auto node = verifier::VerifierNode::Create(std::move(options));
