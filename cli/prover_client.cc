@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/time/clock.h"
+#include "store/commitment.h"
 #include "store/internal/str_cat.h"
 
 namespace layerproof::cli {
@@ -21,7 +22,9 @@ absl::Status FromGrpc(const grpc::Status& s, std::string_view call) {
 void FollowPromise(const ProverClient& client, const ClientTimeouts& timeouts,
                    const check::ReceiptTrust& trust, CheckedGeneration& out) {
   const v1::SubmissionPromise& promise = *out.receipt->promise;
-  const absl::Time log_by = absl::FromUnixNanos(promise.log_by_unix_nanos());
+  // The verifier judges the promise by this time, whatever log_by says.
+  const absl::Time log_by =
+      absl::FromUnixNanos(store::PromiseDueUnixNanos(promise));
   const absl::Time give_up = absl::Now() + timeouts.follow;
   while (true) {
     v1::GetCommitmentRequest request;

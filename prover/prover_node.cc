@@ -36,8 +36,10 @@ absl::Status CheckOptions(const ProverOptions& o) {
   if (o.model == nullptr) return invalid("model: required");
   if (o.executor == nullptr) return invalid("executor: required");
   if (o.key == nullptr) return invalid("key: required");
-  if (o.promise_window <= absl::ZeroDuration()) {
-    return invalid("promise_window: want > 0");
+  if (o.promise_window <= absl::ZeroDuration() ||
+      o.promise_window > absl::Nanoseconds(store::kMaxPromiseWindowNanos)) {
+    return invalid("promise_window: want > 0 and <= 7 days "
+                   "(store::kMaxPromiseWindowNanos)");
   }
   if (o.log_origin.empty()) {
     return invalid("log_origin: required (the log's origin line)");

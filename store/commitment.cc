@@ -1,5 +1,6 @@
 #include "store/commitment.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -432,6 +433,14 @@ absl::Status ValidateSubmissionPromise(const v1::SubmissionPromise& p) {
                                 p.promised_at_unix_nanos(), ")"));
   }
   return absl::OkStatus();
+}
+
+int64_t PromiseDueUnixNanos(const v1::SubmissionPromise& p) {
+  const int64_t cap =
+      p.promised_at_unix_nanos() > INT64_MAX - kMaxPromiseWindowNanos
+          ? INT64_MAX
+          : p.promised_at_unix_nanos() + kMaxPromiseWindowNanos;
+  return std::min(p.log_by_unix_nanos(), cap);
 }
 
 }  // namespace layerproof::store

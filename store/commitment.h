@@ -100,6 +100,18 @@ absl::Status ValidateVerdict(const v1::Verdict& v);
 // InvalidArgument naming the first offending field otherwise.
 absl::Status ValidateSubmissionPromise(const v1::SubmissionPromise& p);
 
+// The longest window a promise gets: whatever log_by says, a promise is due
+// at PromiseDueUnixNanos, so a prover cannot sign a deadline out of reach
+// (a promise "due" in a hundred years would never be presentable). Seven
+// days: well above any log outage a prover's promise window must cover
+// (docs/protocol.md "Promises").
+inline constexpr int64_t kMaxPromiseWindowNanos =
+    int64_t{7} * 24 * 3600 * 1000 * 1000 * 1000;
+// min(log_by, promised_at + kMaxPromiseWindowNanos), for a promise that
+// passed ValidateSubmissionPromise. The verifier judges and the client
+// follows a promise by this time.
+int64_t PromiseDueUnixNanos(const v1::SubmissionPromise& p);
+
 }  // namespace layerproof::store
 
 #endif  // LAYERPROOF_STORE_COMMITMENT_H_

@@ -85,11 +85,12 @@ absl::StatusOr<AuditScheduler::PromiseJudgement> AuditScheduler::JudgePromise(
   absl::StatusOr<uint64_t> logged = db.log->IndexOfLeafHash(leaf);
   if (logged.ok()) return PromiseJudgement{*logged, std::nullopt};
   if (!absl::IsNotFound(logged.status())) return logged.status();
-  if (absl::Now() <= absl::FromUnixNanos(promise->log_by_unix_nanos())) {
+  const int64_t due = store::PromiseDueUnixNanos(*promise);
+  if (absl::Now() <= absl::FromUnixNanos(due)) {
     return absl::FailedPreconditionError(
         Cat("SubmissionPromise.log_by_unix_nanos: not yet due (the prover "
             "has until ",
-            Time(promise->log_by_unix_nanos()), " to log it)"));
+            Time(due), " to log it)"));
   }
   const std::string leaf_hash = promise->commitment_leaf_hash();
   // Serialised per promised leaf with the refusals' lock (distinct keys).

@@ -422,6 +422,47 @@ TEST(CheatingProver, PromiseNeverHonouredIsAFailUnloggedVerdict) {
 }
 
 // An honoured promise: presenting it answers with the commitment's index.
+// A prover that signs a deadline out of reach (log_by a century away)
+// cannot keep its promise from ever being presentable: a promise is due
+// seven days after it was made at the latest (store::PromiseDueUnixNanos).
+TEST(CheatingProver, PromiseWithADeadlineOutOfReachIsDueAfterSevenDays) {
+  Cluster cluster;
+  cluster.StartVerifier(VerifierSetup{.policy = {1.0, 1}});
+  RunningProver& prover = cluster.StartProver();
+  const int64_t now = absl::ToUnixNanos(absl::Now());
+  v1::SubmissionPromise p;
+  p.set_request_id(std::string(16, '\x07'));
+  p.set_commitment_leaf_hash(std::string(32, '\x08'));  // never logged
+  p.set_prover_id(prover.prover_id);
+  p.set_log_origin("layerproof/verifier-1");
+  p.set_promised_at_unix_nanos(now - store::kMaxPromiseWindowNanos -
+                               int64_t{3600} * 1000000000);
+  p.set_log_by_unix_nanos(now + int64_t{100} * 365 * 24 * 3600 * 1000000000);
+  auto signed_promise = store::SignEnvelope(
+      store::kSubmissionPromisePayloadType, p.SerializeAsString(), *prover.key);
+  ASSERT_TRUE(signed_promise.ok()) << signed_promise.status();
+  v1::PresentPromiseResponse broken;
+  const grpc::Status status = Present(cluster, *signed_promise, &broken);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_TRUE(broken.has_verdict());
+  v1::Envelope env;
+  ASSERT_TRUE(env.ParseFromString(broken.verdict().verdict_envelope()));
+  v1::Verdict verdict;
+  ASSERT_TRUE(verdict.ParseFromString(env.payload()));
+  EXPECT_EQ(verdict.outcome(), v1::FAIL_UNLOGGED);
+
+  // The same promise made an hour ago is not yet due, whatever its log_by.
+  p.set_promised_at_unix_nanos(now - int64_t{3600} * 1000000000);
+  p.set_commitment_leaf_hash(std::string(32, '\x09'));
+  auto recent = store::SignEnvelope(store::kSubmissionPromisePayloadType,
+                                    p.SerializeAsString(), *prover.key);
+  ASSERT_TRUE(recent.ok());
+  v1::PresentPromiseResponse early;
+  EXPECT_EQ(Present(cluster, *recent, &early).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(cluster.LatestCheckpoint().size, 1u);  // the one verdict
+}
+
 TEST(CheatingProver, HonouredPromiseAnswersWithTheLogIndex) {
   Cluster cluster;
   cluster.StartVerifier(VerifierSetup{.policy = {0.0, 1}});

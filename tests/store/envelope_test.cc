@@ -777,6 +777,19 @@ TEST(ValidateVerdict, InvalidUtf8DetailBuiltInMemory) {
   EXPECT_EQ(s.message(), "Verdict.detail: got invalid UTF-8, want UTF-8 text");
 }
 
+// A promise is due at log_by, or seven days after it was made, whichever
+// is first; no overflow near INT64_MAX.
+TEST(PromiseDue, LogByCappedAtTheMaximumWindow) {
+  v1::SubmissionPromise p;
+  p.set_promised_at_unix_nanos(1000);
+  p.set_log_by_unix_nanos(2000);
+  EXPECT_EQ(PromiseDueUnixNanos(p), 2000);
+  p.set_log_by_unix_nanos(INT64_MAX);
+  EXPECT_EQ(PromiseDueUnixNanos(p), 1000 + kMaxPromiseWindowNanos);
+  p.set_promised_at_unix_nanos(INT64_MAX - 5);
+  EXPECT_EQ(PromiseDueUnixNanos(p), INT64_MAX);
+}
+
 // SubmissionPromise (records.proto): what Audit.PresentPromise accepts.
 TEST(ValidateSubmissionPromise, EveryFieldIsChecked) {
   v1::SubmissionPromise p;
