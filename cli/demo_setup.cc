@@ -10,6 +10,7 @@
 #include "cli/progress.h"
 #include "kernels/dispatch.h"
 #include "kernels/model/synth.h"
+#include "text/synthetic_tokenizer.h"
 #include "store/status.h"
 
 namespace layerproof::cli {
@@ -82,7 +83,7 @@ absl::Status EnsureDemoModel(const std::string& dir, bool quiet) {
     bar->Update(done == total ? total_m : done / 1000000);
   };
   const kernels::Status s =
-      kernels::model::SynthesizeModel(*config, options, dir);
+      text::SynthesizeTextModel(*config, options, dir);
   if (bar) bar->Finish("small preset, seed 1, into " + dir);
   return store::ToAbslStatus(s);
 }

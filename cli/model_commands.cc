@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,7 +15,10 @@
 #include "kernels/golden.h"
 #include "kernels/model/layer_hash.h"
 #include "kernels/model/synth.h"
-#include "kernels/model/tokenizer.h"
+#if LAYERPROOF_WITH_TEXT
+#include "text/synthetic_tokenizer.h"
+#include "text/tokenizer.h"
+#endif
 
 namespace layerproof::cli {
 namespace {
@@ -33,10 +37,14 @@ constexpr char kModelUsage[] =
     "exit: 0 done, 1 failed (unreadable or invalid model), 2 usage\n";
 
 constexpr char kGenerateUsage[] =
-    "usage: layerproof generate --model DIR --prompt TEXT [--max-tokens N]\n"
-    "         [--temperature T] [--top-k K] [--top-p P] [--seed S]\n"
-    "         [--backend ref|avx2|avx512|neon|cuda|auto] [--threads N]\n"
-    "  Streams the text to stdout; timings go to stderr.\n"
+    "usage: layerproof generate --model DIR (--prompt TEXT | --prompt-ids "
+    "1,2,3)\n"
+    "         [--max-tokens N] [--temperature T] [--top-k K] [--top-p P]\n"
+    "         [--seed S] [--backend ref|avx2|avx512|neon|cuda|auto] "
+    "[--threads N]\n"
+    "  Streams the text (or, for --prompt-ids, the ids) to stdout; timings\n"
+    "  go to stderr. --prompt needs the model's tokenizer.json, and a build\n"
+    "  with text/ (Oniguruma and utf8proc).\n"
     "exit: 0 done, 1 failed, 2 usage\n";
 
 constexpr char kForwardUsage[] =
@@ -85,8 +93,14 @@ int Synth(const std::vector<std::string>& args) {
     bar->Update(done / 1000000);
   };
   const auto start = Clock::now();
+#if LAYERPROOF_WITH_TEXT
+  const kernels::Status s =
+      text::SynthesizeTextModel(*config, options, flags.Get("--out"));
+#else
+  // This build has no text/: the model gets no tokenizer.json.
   const kernels::Status s =
       km::SynthesizeModel(*config, options, flags.Get("--out"));
+#endif
   bar.reset();
   if (!s.ok()) return Fail(s);
   std::printf("wrote %s: %s preset, seed %lld, %lld parameters (%.1f s)\n",
@@ -152,15 +166,74 @@ int RunModelCommand(const std::vector<std::string>& args) {
   return Usage(kModelUsage, "unknown model command \"" + args[0] + "\"");
 }
 
+// The prompt's ids, and how to print the output as it grows: the text
+// (through the model's tokenizer) or, for --prompt-ids, the ids.
+struct PromptCodec {
+  std::vector<int32_t> prompt;
+  std::string echo;  // Printed before the output.
+  std::function<std::string(const std::vector<int32_t>&)> render;
+};
+
+// Drops the U+FFFD that an incomplete UTF-8 sequence at the end of the
+// decoded text became, so that it is printed once the sequence completes.
+std::string WithoutTrailingReplacement(std::string text) {
+  constexpr std::string_view kFffd = "\xEF\xBF\xBD";
+  while (text.size() >= kFffd.size() &&
+         text.compare(text.size() - kFffd.size(), kFffd.size(), kFffd) == 0) {
+    text.resize(text.size() - kFffd.size());
+  }
+  return text;
+}
+
+kernels::StatusOr<PromptCodec> MakePromptCodec(const Flags& flags,
+                                               const std::string& model_dir) {
+  PromptCodec codec;
+  if (flags.Has("--prompt-ids")) {
+    std::string error;
+    auto ids = ParseTokenList(flags.Get("--prompt-ids"), &error);
+    if (!ids) return kernels::InvalidArgument("--prompt-ids: " + error);
+    codec.prompt = *ids;
+    codec.render = [](const std::vector<int32_t>& out) {
+      std::string s;
+      for (int32_t id : out) s += " " + std::to_string(id);
+      return s;
+    };
+    return codec;
+  }
+#if LAYERPROOF_WITH_TEXT
+  auto tokenizer = text::Tokenizer::Load(model_dir + "/tokenizer.json");
+  if (!tokenizer.ok()) return tokenizer.status();
+  LP_ASSIGN_OR_RETURN(codec.prompt,
+                      (*tokenizer)->Encode(flags.Get("--prompt"),
+                                           /*add_special_tokens=*/true));
+  codec.echo = flags.Get("--prompt");
+  std::shared_ptr<const text::Tokenizer> t = *std::move(tokenizer);
+  codec.render = [t](const std::vector<int32_t>& out) {
+    auto text = t->Decode(out, /*skip_special=*/true);
+    return text.ok() ? WithoutTrailingReplacement(*std::move(text))
+                     : std::string();
+  };
+  return codec;
+#else
+  (void)model_dir;
+  return kernels::Status(kernels::StatusCode::kUnimplemented,
+                         "--prompt: this build has no tokenizer (text/ needs "
+                         "Oniguruma and utf8proc); use --prompt-ids");
+#endif
+}
+
 int RunGenerate(const std::vector<std::string>& args) {
   if (WantsHelp(args)) return Help(kGenerateUsage);
-  Flags flags({"--model", "--prompt", "--max-tokens", "--temperature",
-               "--top-k", "--top-p", "--seed", "--backend", "--threads"},
+  Flags flags({"--model", "--prompt", "--prompt-ids", "--max-tokens",
+               "--temperature", "--top-k", "--top-p", "--seed", "--backend",
+               "--threads"},
               {});
   std::string error;
   if (!flags.Parse(args, &error)) return Usage(kGenerateUsage, error);
-  if (!flags.Has("--model") || !flags.Has("--prompt")) {
-    return Usage(kGenerateUsage, "generate needs --model and --prompt");
+  if (!flags.Has("--model") ||
+      flags.Has("--prompt") == flags.Has("--prompt-ids")) {
+    return Usage(kGenerateUsage,
+                 "generate needs --model and one of --prompt, --prompt-ids");
   }
   const auto max_tokens = flags.GetInt("--max-tokens", 32, 1, 1 << 20, &error);
   const auto top_k = flags.GetInt("--top-k", 0, 0, INT32_MAX, &error);
@@ -171,18 +244,16 @@ int RunGenerate(const std::vector<std::string>& args) {
   if (!max_tokens || !top_k || !seed || !threads || !temperature || !top_p) {
     return Usage(kGenerateUsage, error);
   }
+  auto codec = MakePromptCodec(flags, flags.Get("--model"));
+  if (!codec.ok()) return Fail(codec.status());
   auto loaded = LoadEngine(flags.Get("--model"), flags.Get("--backend"),
                            static_cast<int>(*threads), /*full_context=*/false,
                            /*progress=*/true);
   if (!loaded.ok()) return Fail(loaded.status());
-  auto tokenizer =
-      km::Tokenizer::Load(flags.Get("--model") + "/tokenizer.json");
-  if (!tokenizer.ok()) return Fail(tokenizer.status());
-  auto prompt = (*tokenizer)->Encode(flags.Get("--prompt"), /*add_bos=*/true);
-  if (!prompt.ok()) return Fail(prompt.status());
+  const std::vector<int32_t>& prompt = codec->prompt;
 
   km::GenerationRequest request;
-  request.prompt = *prompt;
+  request.prompt = prompt;
   request.max_new_tokens = *max_tokens;
   request.sampling.temperature = static_cast<float>(*temperature);
   request.sampling.top_k = static_cast<int32_t>(*top_k);
@@ -192,9 +263,9 @@ int RunGenerate(const std::vector<std::string>& args) {
   auto id = engine.Add(request);
   if (!id.ok()) return Fail(id.status());
 
-  // Stream the text as it grows: decode everything so far and print the
+  // Stream the output as it grows: render everything so far and print the
   // new suffix, so multi-byte characters split across tokens come out whole.
-  std::fputs(flags.Get("--prompt").c_str(), stdout);
+  std::fputs(codec->echo.c_str(), stdout);
   std::vector<int32_t> output;
   std::string printed;
   const auto start = Clock::now();
@@ -207,12 +278,12 @@ int RunGenerate(const std::vector<std::string>& args) {
       if (output.empty()) first_token = Clock::now();
       output.push_back(e.token);
     }
-    auto text = (*tokenizer)->Decode(output, /*skip_special=*/true);
-    if (text.ok() && text->size() > printed.size() &&
-        text->compare(0, printed.size(), printed) == 0) {
-      std::fputs(text->c_str() + printed.size(), stdout);
+    const std::string text = codec->render(output);
+    if (text.size() > printed.size() &&
+        text.compare(0, printed.size(), printed) == 0) {
+      std::fputs(text.c_str() + printed.size(), stdout);
       std::fflush(stdout);
-      printed = *text;
+      printed = text;
     }
   }
   const auto end = Clock::now();
@@ -227,10 +298,10 @@ int RunGenerate(const std::vector<std::string>& args) {
       stderr,
       "[%s] prompt %zu tokens, generated %zu (%s); prefill %.1f ms "
       "(%.1f tokens/s), decode %.1f tokens/s\n",
-      std::string(loaded->backend->name()).c_str(), prompt->size(),
+      std::string(loaded->backend->name()).c_str(), prompt.size(),
       output.size(),
       finished.empty() ? "?" : km::FinishReasonName(finished[0].finish),
-      prefill_s * 1e3, prompt->size() / prefill_s,
+      prefill_s * 1e3, prompt.size() / prefill_s,
       output.size() > 1 ? (output.size() - 1) / decode_s : 0.0);
   return 0;
 }

@@ -8,7 +8,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "kernels/golden.h"
-#include "kernels/model/tokenizer.h"
+#include "text/tokenizer.h"
 #include "prover/batch_scheduler.h"
 #include "prover/commitment_builder.h"
 #include "prover/inference_pipeline.h"
@@ -85,7 +85,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> LogChannel(
 
 struct ProverNode::Impl {
   ProverOptions options;
-  std::unique_ptr<model::Tokenizer> tokenizer;
+  std::unique_ptr<text::Tokenizer> tokenizer;
   std::unique_ptr<model::Engine> engine;
   std::shared_ptr<ProverJournal> journal;
   std::unique_ptr<internal::JournalHandle> journal_handle;
@@ -157,8 +157,8 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
 
   const std::string tokenizer_path = o.model->dir() + "/tokenizer.json";
   if (std::filesystem::exists(tokenizer_path)) {
-    kernels::StatusOr<std::unique_ptr<model::Tokenizer>> t =
-        model::Tokenizer::Load(tokenizer_path);
+    kernels::StatusOr<std::unique_ptr<text::Tokenizer>> t =
+        text::Tokenizer::Load(tokenizer_path);
     if (!t.ok()) return store::ToAbslStatus(t.status());
     n.tokenizer = *std::move(t);
   }

@@ -43,7 +43,7 @@ absl::Status CheckSampling(const v1::SamplingParams& s) {
 
 absl::StatusOr<GenerationSpec> ValidateGenerateRequest(
     const v1::GenerateRequest& request, const GenerateLimits& limits,
-    const kernels::model::Tokenizer* tokenizer) {
+    const text::Tokenizer* tokenizer) {
   GenerationSpec spec;
   switch (request.prompt_case()) {
     case v1::GenerateRequest::kText: {
@@ -62,7 +62,7 @@ absl::StatusOr<GenerationSpec> ValidateGenerateRequest(
             "token_ids");
       }
       kernels::StatusOr<std::vector<int32_t>> ids =
-          tokenizer->Encode(text, /*add_bos=*/true);
+          tokenizer->Encode(text, /*add_special_tokens=*/true);
       if (!ids.ok()) {
         return Invalid("GenerateRequest.text", ids.status().message());
       }

@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "kernels/model/tokenizer.h"
+#include "text/tokenizer.h"
 #include "layerproof/v1/inference.pb.h"
 #include "layerproof/v1/opening.pb.h"
 
@@ -45,7 +45,7 @@ struct GenerationSpec {
 // `tokenizer` (BOS added; null: text prompts are FAILED_PRECONDITION).
 absl::StatusOr<GenerationSpec> ValidateGenerateRequest(
     const v1::GenerateRequest& request, const GenerateLimits& limits,
-    const kernels::model::Tokenizer* tokenizer);
+    const text::Tokenizer* tokenizer);
 
 // request_id 16 bytes; layers strictly ascending within 0..num_layers.
 absl::Status ValidateOpenRequest(const v1::OpenRequest& request,

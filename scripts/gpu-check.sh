@@ -192,7 +192,7 @@ if step model_synth:small 60 "${LP}" model synth --preset small --seed 1 \
   step forward:cuda=ref 120 bash -c 'forward_compare "$@"' _ "${LP}" \
     "${MODEL_DIR}" "${OUT_DIR}" "${TOKENS}"
   step generate:cuda 60 "${LP}" generate --model "${MODEL_DIR}" \
-    --prompt "The quick brown fox" --max-tokens 64 --backend cuda
+    --prompt-ids 1,2,3,4,5 --max-tokens 64 --backend cuda
 fi
 
 if [[ "${BENCH}" == ON ]] &&

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs every Debian package LayerProof's build, tests and benchmarks need.
+# Installs every Debian package LayerProof's build, tests and benchmarks need,
+# and the npm packages of the peer tests (tests/peer/package-lock.json) into
+# a cache directory, ${LAYERPROOF_PEER_MODULES:-~/.cache/layerproof/peers}.
 # Idempotent: when everything is present it installs nothing and never touches
 # the network. Runs as root, or through sudo when that is available.
 # Usage: scripts/setup.sh [--with-browser]
@@ -19,8 +21,13 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libssl-dev librocksdb-dev libabsl-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
+  libonig-dev libutf8proc-dev
   qemu-user g++-aarch64-linux-gnu
 )
+# Node.js runs the peer tests; a machine that has its own keeps it.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 if ((with_browser)); then packages+=(chromium); fi
 
 missing=()
@@ -31,11 +38,26 @@ done
 
 if ((${#missing[@]} == 0)); then
   echo "setup: all ${#packages[@]} packages present"
-  exit 0
+else
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
-sudo=""
-if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
-echo "setup: installing ${missing[*]}"
-$sudo apt-get update
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${missing[@]}"
+# The peer tests' npm packages, exactly as locked. A cache whose lock file
+# equals ours and whose install finished is left alone.
+peers_src="$(cd "$(dirname "$0")/.." && pwd)/tests/peer"
+peers="${LAYERPROOF_PEER_MODULES:-${HOME}/.cache/layerproof/peers}"
+if cmp -s "${peers_src}/package-lock.json" "${peers}/package-lock.json" &&
+   [[ -f "${peers}/.installed" ]]; then
+  echo "setup: peer npm packages present in ${peers}"
+else
+  echo "setup: installing the peer npm packages into ${peers}"
+  mkdir -p "${peers}"
+  rm -f "${peers}/.installed"
+  cp "${peers_src}/package.json" "${peers_src}/package-lock.json" "${peers}/"
+  (cd "${peers}" && npm ci --no-audit --no-fund --loglevel=error)
+  touch "${peers}/.installed"
+fi

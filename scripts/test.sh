@@ -2,7 +2,9 @@
 # The whole test suite on a fresh Debian machine: install dependencies, build,
 # run every host test (all labels except `slow`), run `layerproof selftest`
 # under qemu-x86_64 as an AVX2-only and a baseline x86-64 CPU, then
-# cross-build the kernels for aarch64 and run their tests under qemu; then,
+# cross-build the kernels for aarch64 and run their tests under qemu; run the
+# peer tests against Hugging Face's implementations (scripts/test-peers.sh);
+# then,
 # when chromium is installed (scripts/setup.sh --with-browser), render the
 # HTML compliance report in it (scripts/test-browser.sh).
 set -euo pipefail
@@ -12,6 +14,7 @@ bash scripts/build.sh
 ctest --test-dir build --output-on-failure --parallel "$(nproc)" -LE slow
 bash scripts/test-x86-variants.sh
 bash scripts/test-aarch64.sh
+bash scripts/test-peers.sh
 if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
   bash scripts/test-browser.sh
 else

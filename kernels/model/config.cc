@@ -247,12 +247,13 @@ Status ParseVariant(const FieldReader& r, ModelConfig* c) {
   return OkStatus();
 }
 
-// eos_token_id (an integer, a list of them, or null) and bos_token_id.
-Status ParseTokens(const FieldReader& r, ModelConfig* c) {
+// eos_token_id (an integer, a list of them, or null): replaces
+// c->eos_token_ids when present.
+Status ParseEosIds(const FieldReader& r, ModelConfig* c) {
   const std::string want_id =
       "a token id in [0, " + std::to_string(c->vocab_size - 1) + "]";
-  c->eos_token_ids.clear();
   if (const Json* eos = r.Find("eos_token_id"); eos != nullptr) {
+    c->eos_token_ids.clear();
     const Json list = eos->is_array() ? *eos : Json::array({*eos});
     for (const Json& id : list) {
       const std::optional<int64_t> v = internal::JsonInt(id);
@@ -262,6 +263,13 @@ Status ParseTokens(const FieldReader& r, ModelConfig* c) {
       c->eos_token_ids.push_back(int32_t(*v));
     }
   }
+  return OkStatus();
+}
+
+// eos_token_id and bos_token_id.
+Status ParseTokens(const FieldReader& r, ModelConfig* c) {
+  c->eos_token_ids.clear();
+  LP_RETURN_IF_ERROR(ParseEosIds(r, c));
   LP_ASSIGN_OR_RETURN(std::optional<int64_t> bos,
                       r.OptionalInt("bos_token_id", 0, c->vocab_size - 1));
   c->bos_token_id = bos ? int32_t(*bos) : -1;
@@ -304,6 +312,16 @@ StatusOr<ModelConfig> ParseModelConfig(std::string_view json_text,
   LP_RETURN_IF_ERROR(ParseVariant(r, &c));
   LP_RETURN_IF_ERROR(ParseTokens(r, &c));
   return c;
+}
+
+Status ApplyGenerationConfig(std::string_view json_text, std::string_view file,
+                             ModelConfig* c) {
+  LP_ASSIGN_OR_RETURN(Json root, internal::ParseJson(json_text, file));
+  if (!root.is_object()) {
+    return InvalidArgument(
+        GotWant(file, internal::DescribeJson(root), "a JSON object"));
+  }
+  return ParseEosIds(FieldReader(root, std::string(file)), c);
 }
 
 std::string WriteModelConfig(const ModelConfig& c) {

@@ -48,6 +48,14 @@ bool operator==(const ModelConfig& a, const ModelConfig& b);
 StatusOr<ModelConfig> ParseModelConfig(std::string_view json_text,
                                        std::string_view file);
 
+// generation_config.json: its eos_token_id, when present, replaces the
+// config's eos_token_ids, as Hugging Face's generate() takes the stop ids
+// from the generation config (e.g. Qwen3's [<|im_end|>, <|endoftext|>],
+// Llama-3.1-Instruct's <|eot_id|> among others). Other fields are ignored:
+// sampling is set per request.
+Status ApplyGenerationConfig(std::string_view json_text, std::string_view file,
+                             ModelConfig* c);
+
 // A config.json for `c`, in the Hugging Face schema (what `model synth`
 // writes); ParseModelConfig(WriteModelConfig(c)) == c.
 std::string WriteModelConfig(const ModelConfig& c);

@@ -16,6 +16,7 @@ using internal::JoinPath;
 using internal::Json;
 
 constexpr char kConfigFile[] = "config.json";
+constexpr char kGenerationConfigFile[] = "generation_config.json";
 constexpr char kSingleFile[] = "model.safetensors";
 constexpr char kIndexFile[] = "model.safetensors.index.json";
 constexpr uint64_t kMaxJsonFileBytes = 64ull << 20;
@@ -259,6 +260,16 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& dir,
 
   // The digest cache is keyed by every file the weights depend on.
   std::vector<std::string> keyed = {kConfigFile};
+  // The stop ids, as generate() takes them (config.h): in the digest
+  // through the canonical config.
+  const std::string generation_path = JoinPath(dir, kGenerationConfigFile);
+  if (internal::IsRegularFile(generation_path)) {
+    LP_ASSIGN_OR_RETURN(
+        std::string text,
+        internal::ReadSmallFile(generation_path, kMaxJsonFileBytes));
+    LP_RETURN_IF_ERROR(ApplyGenerationConfig(text, generation_path, &m->config_));
+    keyed.push_back(kGenerationConfigFile);
+  }
   // Like transformers, a single model.safetensors wins over an index.
   const std::string single_path = JoinPath(dir, kSingleFile);
   if (internal::IsRegularFile(single_path)) {

@@ -8,7 +8,6 @@
 
 #include "kernels/model/model.h"
 #include "kernels/model/safetensors.h"
-#include "kernels/model/tokenizer.h"
 #include "kernels/philox.h"
 #include "kernels/sha256.h"
 
@@ -177,10 +176,7 @@ Status SynthesizeModel(const ModelConfig& config, const SynthOptions& options,
     if (options.progress) options.progress(done, total);
   }
   LP_RETURN_IF_ERROR(writer.Finish());
-  LP_RETURN_IF_ERROR(WriteText(dir / "config.json", WriteModelConfig(checked)));
-  return WriteText(
-      dir / "tokenizer.json",
-      BuildSyntheticTokenizerJson(checked.vocab_size, options.seed));
+  return WriteText(dir / "config.json", WriteModelConfig(checked));
 }
 
 }  // namespace layerproof::kernels::model

@@ -8,6 +8,7 @@
 
 #include "check/receipt.h"
 #include "kernels/model/synth.h"
+#include "text/synthetic_tokenizer.h"
 #include "store/checkpoint.h"
 #include "store/commitment.h"
 #include "store/envelope.h"
@@ -57,7 +58,7 @@ ModelDir::ModelDir(const std::string& preset, uint64_t seed) {
   kernels::model::SynthOptions options;
   options.seed = seed;
   const kernels::Status s =
-      kernels::model::SynthesizeModel(*config, options, dir.string());
+      text::SynthesizeTextModel(*config, options, dir.string());
   EXPECT_TRUE(s.ok()) << s.ToString();
   auto loaded = kernels::model::Model::Load(dir.string());
   EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();

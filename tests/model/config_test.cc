@@ -245,6 +245,27 @@ TEST(ConfigTest, ParsesQwen2WithBiasAndTiedEmbeddings) {
   EXPECT_EQ(c.eos_token_ids, std::vector<int32_t>{151643});
 }
 
+TEST(ConfigTest, GenerationConfigReplacesStopIds) {
+  // Qwen2.5's generation_config.json stops on <|im_end|> and <|endoftext|>
+  // where config.json names only <|endoftext|>.
+  ModelConfig c = MustParse(kQwen2_05B);
+  ASSERT_TRUE(ApplyGenerationConfig(
+                  R"({"bos_token_id": 151643, "eos_token_id": [151645, 151643],
+                      "do_sample": true, "temperature": 0.7})",
+                  "generation_config.json", &c)
+                  .ok());
+  EXPECT_EQ(c.eos_token_ids, (std::vector<int32_t>{151645, 151643}));
+  // Without eos_token_id it changes nothing; a bad id names the file.
+  ASSERT_TRUE(ApplyGenerationConfig(R"({"top_p": 0.8})", "g.json", &c).ok());
+  EXPECT_EQ(c.eos_token_ids, (std::vector<int32_t>{151645, 151643}));
+  const Status bad =
+      ApplyGenerationConfig(R"({"eos_token_id": 99999999})", "g.json", &c);
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("g.json: eos_token_id"), std::string::npos)
+      << bad.message();
+  EXPECT_FALSE(ApplyGenerationConfig("[1]", "g.json", &c).ok());
+}
+
 TEST(ConfigTest, ExplicitHeadDimNeedNotDivideHidden) {
   const ModelConfig c = MustParse(ConfigJson({{"hidden_size", "3000"},
                                               {"head_dim", "64"},

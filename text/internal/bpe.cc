@@ -1,4 +1,4 @@
-#include "kernels/model/internal/bpe.h"
+#include "text/internal/bpe.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -6,7 +6,7 @@
 #include <queue>
 #include <vector>
 
-namespace layerproof::kernels::model::internal {
+namespace layerproof::text::internal {
 
 void BpeMerges::Add(int32_t left, int32_t right, int32_t merged) {
   merges_[Key(left, right)] = Merge{next_rank_++, merged};
@@ -74,4 +74,4 @@ void BpeMerges::Apply(std::vector<int32_t>* symbols) const {
   for (int64_t i = 0; i >= 0; i = sym[i].next) symbols->push_back(sym[i].id);
 }
 
-}  // namespace layerproof::kernels::model::internal
+}  // namespace layerproof::text::internal

@@ -11,14 +11,14 @@
 // is cheap to merge.
 //
 // Thread safety: immutable after construction; Apply() is const.
-#ifndef LAYERPROOF_KERNELS_MODEL_INTERNAL_BPE_H_
-#define LAYERPROOF_KERNELS_MODEL_INTERNAL_BPE_H_
+#ifndef LAYERPROOF_TEXT_INTERNAL_BPE_H_
+#define LAYERPROOF_TEXT_INTERNAL_BPE_H_
 
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
 
-namespace layerproof::kernels::model::internal {
+namespace layerproof::text::internal {
 
 class BpeMerges {
  public:
@@ -48,6 +48,6 @@ class BpeMerges {
   int64_t next_rank_ = 0;
 };
 
-}  // namespace layerproof::kernels::model::internal
+}  // namespace layerproof::text::internal
 
-#endif  // LAYERPROOF_KERNELS_MODEL_INTERNAL_BPE_H_
+#endif  // LAYERPROOF_TEXT_INTERNAL_BPE_H_

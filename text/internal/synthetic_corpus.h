@@ -4,15 +4,15 @@
 // synthetic tokenizer, and so every synthetic model's digest.
 //
 // Thread safety: a constant.
-#ifndef LAYERPROOF_KERNELS_MODEL_INTERNAL_SYNTHETIC_CORPUS_H_
-#define LAYERPROOF_KERNELS_MODEL_INTERNAL_SYNTHETIC_CORPUS_H_
+#ifndef LAYERPROOF_TEXT_INTERNAL_SYNTHETIC_CORPUS_H_
+#define LAYERPROOF_TEXT_INTERNAL_SYNTHETIC_CORPUS_H_
 
 #include <string_view>
 
-namespace layerproof::kernels::model::internal {
+namespace layerproof::text::internal {
 
 std::string_view SyntheticCorpus();
 
-}  // namespace layerproof::kernels::model::internal
+}  // namespace layerproof::text::internal
 
-#endif  // LAYERPROOF_KERNELS_MODEL_INTERNAL_SYNTHETIC_CORPUS_H_
+#endif  // LAYERPROOF_TEXT_INTERNAL_SYNTHETIC_CORPUS_H_

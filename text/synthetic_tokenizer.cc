@@ -13,6 +13,7 @@
 // <|end_of_text|>. Integer arithmetic and ordered output only, so the JSON
 // is byte-identical on every platform.
 #include <algorithm>
+#include <fstream>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -23,20 +24,27 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/model/internal/pretokenize.h"
-#include "kernels/model/internal/synthetic_corpus.h"
-#include "kernels/model/internal/unicode.h"
-#include "kernels/model/tokenizer.h"
 #include "kernels/philox.h"
+#include "text/internal/pipeline.h"
+#include "text/internal/regex.h"
+#include "text/internal/synthetic_corpus.h"
+#include "text/internal/unicode.h"
+#include "text/synthetic_tokenizer.h"
 
-namespace layerproof::kernels::model {
+namespace layerproof::text {
 namespace {
+
+using kernels::Philox4x32;
+using kernels::PhiloxCounter;
+using kernels::PhiloxKey;
 
 constexpr int64_t kMinVocab = 258;  // The bytes and the two specials.
 constexpr size_t kMaxSyntheticBytes = 16;
 constexpr char kBos[] = "<|begin_of_text|>";
 constexpr char kEos[] = "<|end_of_text|>";
-constexpr internal::SplitPattern kPattern = internal::SplitPattern::kLlama3;
+// Llama-3's split pattern.
+constexpr std::string_view kPattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // Tokens as raw bytes, with the merges that made them.
 struct Vocabulary {
@@ -63,8 +71,13 @@ uint64_t PairKey(int32_t a, int32_t b) {
 // Phase one: BPE training on the corpus until it runs out of pairs or the
 // vocabulary holds `target` tokens.
 void TrainOnCorpus(size_t target, Vocabulary* vocab) {
-  std::vector<std::string_view> pieces;
-  internal::SplitByPattern(kPattern, internal::SyntheticCorpus(), &pieces);
+  // The pattern is a constant that compiles and the corpus is ASCII, so
+  // neither step can fail.
+  const std::string_view corpus = internal::SyntheticCorpus();
+  std::vector<internal::Match> matches;
+  (void)internal::Regex::Compile(kPattern)->FindAll(corpus, &matches);
+  const std::vector<std::string_view> pieces = internal::SplitPieces(
+      corpus, matches, false, internal::SplitBehavior::kIsolated);
   std::map<std::string_view, int64_t> counts;  // Ordered: deterministic.
   for (std::string_view p : pieces) ++counts[p];
 
@@ -207,7 +220,7 @@ std::string ToJson(const Vocabulary& vocab, int64_t bos_id) {
   out += "  \"normalizer\": null,\n";
   out += "  \"pre_tokenizer\": {\"type\": \"Sequence\", \"pretokenizers\": [";
   out += "{\"type\": \"Split\", \"pattern\": {\"Regex\": ";
-  AppendJsonString(internal::SplitPatternRegex(kPattern), &out);
+  AppendJsonString(kPattern, &out);
   out +=
       "}, \"behavior\": \"Isolated\", \"invert\": false}, {\"type\": "
       "\"ByteLevel\", \"add_prefix_space\": false, \"trim_offsets\": true, "
@@ -268,4 +281,17 @@ std::string BuildSyntheticTokenizerJson(int64_t vocab_size, uint64_t seed) {
   return ToJson(vocab, vocab_size - 2);
 }
 
-}  // namespace layerproof::kernels::model
+
+Status SynthesizeTextModel(const kernels::model::ModelConfig& config,
+                           const kernels::model::SynthOptions& options,
+                           const std::string& out_dir) {
+  LP_RETURN_IF_ERROR(kernels::model::SynthesizeModel(config, options, out_dir));
+  const std::string path = out_dir + "/tokenizer.json";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << BuildSyntheticTokenizerJson(config.vocab_size, options.seed);
+  out.close();
+  if (!out) return kernels::Internal("synth: cannot write " + path);
+  return kernels::OkStatus();
+}
+
+}  // namespace layerproof::text

@@ -1,9 +1,9 @@
-#include "kernels/model/internal/synthetic_corpus.h"
+#include "text/internal/synthetic_corpus.h"
 
 #include <string>
 #include <string_view>
 
-namespace layerproof::kernels::model::internal {
+namespace layerproof::text::internal {
 
 // Frozen: see the header. ASCII only, so its bytes are the same in every
 // source encoding; carriage returns (a checkout with CRLF line ends) are
@@ -98,4 +98,4 @@ can run the same arithmetic and get the same bits.
   return kClean;
 }
 
-}  // namespace layerproof::kernels::model::internal
+}  // namespace layerproof::text::internal

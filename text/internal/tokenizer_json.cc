@@ -1,6 +1,8 @@
 // ParseTokenizerSpec(): tokenizer.json to a TokenizerSpec. Every access to
 // the document checks the JSON type first, so no nlohmann exception is
-// thrown after parsing; the parse itself is wrapped.
+// thrown after parsing; the parse itself is wrapped. Each supported step is
+// read with the defaults Hugging Face's deserializers use for absent
+// fields; an unsupported step or value is Unimplemented, naming its path.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -11,14 +13,21 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/model/internal/pretokenize.h"
-#include "kernels/model/internal/tokenizer_spec.h"
 #include "kernels/status.h"
+#include "text/internal/tokenizer_spec.h"
 
-namespace layerproof::kernels::model::internal {
+namespace layerproof::text::internal {
 namespace {
 
 using Json = nlohmann::json;
+using kernels::InvalidArgument;
+using kernels::OkStatus;
+using kernels::StatusCode;
+
+// The split pattern of GPT-2, which a ByteLevel pre-tokenizer with
+// use_regex applies (Hugging Face's byte_level.rs).
+constexpr std::string_view kGpt2Pattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 constexpr std::string_view kMetaspace = "\xE2\x96\x81";  // U+2581 "▁".
 
@@ -166,85 +175,114 @@ class Reader {
     return OkStatus();
   }
 
-  // A Replace step's {"String": s} pattern.
-  Status LiteralPattern(const Json& obj, const std::string& path,
-                        std::string* out) const {
+  // A {"String": s} or {"Regex": r} pattern at `path`.pattern.
+  Status ReadPattern(const Json& obj, const std::string& path, Pattern* out,
+                     bool* reads_unicode) const {
     const Json* p = Member(obj, "pattern");
-    if (p == nullptr || !p->is_object()) {
-      return Invalid(path + ".pattern", "want {\"String\": ...}");
+    if (p == nullptr || !p->is_object() || p->size() != 1) {
+      return Invalid(path + ".pattern",
+                     "want {\"String\": ...} or {\"Regex\": ...}");
     }
-    if (Member(*p, "Regex") != nullptr) {
-      return Unsupported(path + ".pattern.Regex",
-                         "regex patterns are not supported here");
+    if (Member(*p, "String") != nullptr) {
+      return String(*p, "String", path + ".pattern", &out->literal);
     }
-    LP_RETURN_IF_ERROR(String(*p, "String", path + ".pattern", out));
-    if (out->empty()) return Invalid(path + ".pattern.String", "is empty");
+    std::string regex;
+    LP_RETURN_IF_ERROR(String(*p, "Regex", path + ".pattern", &regex));
+    return CompileInto(regex, path + ".pattern.Regex", out, reads_unicode);
+  }
+
+  Status CompileInto(std::string_view regex, const std::string& path,
+                     Pattern* out, bool* reads_unicode) const {
+    StatusOr<Regex> re = Regex::Compile(regex);
+    if (!re.ok()) {
+      return Unsupported(path, Quote(regex) + ": " + re.status().message());
+    }
+    out->regex = *std::move(re);
+    *reads_unicode = true;
     return OkStatus();
   }
 
   Status Normalizer(const Json& j, const std::string& path,
-                    std::vector<NormalizerStep>* out) const;
+                    std::vector<NormalizerStep>* out, bool* unicode) const;
   Status PreTokenizer(const Json& j, const std::string& path,
-                      std::vector<PreTokenizerStep>* out) const;
+                      std::vector<PreTokenizerStep>* out, bool* unicode) const;
   Status Decoder(const Json& j, const std::string& path,
-                 std::vector<DecoderStep>* out) const;
+                 std::vector<DecoderStep>* out, bool* unicode) const;
   Status Model(const Json& model, TokenizerSpec* spec) const;
   Status AddedTokens(const Json& root, TokenizerSpec* spec) const;
+  Status PostProcessor(const Json& p, const std::string& path,
+                       const TokenizerSpec& spec, std::vector<int32_t>* prefix,
+                       std::vector<int32_t>* suffix) const;
 
  private:
-  std::string file_;
-};
-
-Status Reader::Normalizer(const Json& j, const std::string& path,
-                          std::vector<NormalizerStep>* out) const {
-  LP_RETURN_IF_ERROR(Object(j, path));
-  const std::string type = Type(j);
-  if (type == "Sequence") {
-    const Json* list = Member(j, "normalizers");
-    LP_RETURN_IF_ERROR(Array(list, path + ".normalizers"));
+  // The items of a Sequence step's `key` list, each read by `read`.
+  template <typename Read>
+  Status EachOf(const Json& j, const char* key, const std::string& path,
+                Read read) const {
+    const Json* list = Member(j, key);
+    LP_RETURN_IF_ERROR(Array(list, path + "." + key));
     if (Nesting(path) >= kMaxNesting) {
       return Invalid(path, "Sequence nested too deeply");
     }
     for (size_t i = 0; i < list->size(); ++i) {
-      LP_RETURN_IF_ERROR(
-          Normalizer((*list)[i], Index(path + ".normalizers", i), out));
+      LP_RETURN_IF_ERROR(read((*list)[i], Index(path + "." + key, i)));
     }
     return OkStatus();
   }
+
+  std::string file_;
+};
+
+Status Reader::Normalizer(const Json& j, const std::string& path,
+                          std::vector<NormalizerStep>* out,
+                          bool* unicode) const {
+  LP_RETURN_IF_ERROR(Object(j, path));
+  const std::string type = Type(j);
+  if (type == "Sequence") {
+    return EachOf(j, "normalizers", path, [&](const Json& s, const std::string& p) {
+      return Normalizer(s, p, out, unicode);
+    });
+  }
   NormalizerStep step;
-  if (type == "Prepend") {
+  if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
+    step.type = NormalizerStep::Type::kNormalForm;
+    step.form = type == "NFC"    ? NormalForm::kNfc
+                : type == "NFD"  ? NormalForm::kNfd
+                : type == "NFKC" ? NormalForm::kNfkc
+                                 : NormalForm::kNfkd;
+    *unicode = true;
+  } else if (type == "Prepend") {
     step.type = NormalizerStep::Type::kPrepend;
     LP_RETURN_IF_ERROR(String(j, "prepend", path, &step.content));
   } else if (type == "Replace") {
     step.type = NormalizerStep::Type::kReplace;
-    LP_RETURN_IF_ERROR(LiteralPattern(j, path, &step.pattern));
+    LP_RETURN_IF_ERROR(ReadPattern(j, path, &step.pattern, unicode));
     LP_RETURN_IF_ERROR(String(j, "content", path, &step.content));
-  } else if (type == "NFC") {
-    step.type = NormalizerStep::Type::kNfc;
+  } else if (type == "Strip") {
+    step.type = NormalizerStep::Type::kStrip;
+    LP_RETURN_IF_ERROR(Bool(j, "strip_left", path, true, &step.strip_left));
+    LP_RETURN_IF_ERROR(Bool(j, "strip_right", path, true, &step.strip_right));
+    *unicode = true;  // char::is_whitespace.
   } else {
-    return Unsupported(
-        path + ".type",
-        "got " + Quote(type) + "; supported: Sequence, Prepend, Replace, NFC");
+    return Unsupported(path + ".type",
+                       "got " + Quote(type) +
+                           "; supported: Sequence, NFC, NFD, NFKC, NFKD, "
+                           "Prepend, Replace, Strip");
   }
   out->push_back(std::move(step));
   return OkStatus();
 }
 
 Status Reader::PreTokenizer(const Json& j, const std::string& path,
-                            std::vector<PreTokenizerStep>* out) const {
+                            std::vector<PreTokenizerStep>* out,
+                            bool* unicode) const {
   LP_RETURN_IF_ERROR(Object(j, path));
   const std::string type = Type(j);
   if (type == "Sequence") {
-    const Json* list = Member(j, "pretokenizers");
-    LP_RETURN_IF_ERROR(Array(list, path + ".pretokenizers"));
-    if (Nesting(path) >= kMaxNesting) {
-      return Invalid(path, "Sequence nested too deeply");
-    }
-    for (size_t i = 0; i < list->size(); ++i) {
-      LP_RETURN_IF_ERROR(
-          PreTokenizer((*list)[i], Index(path + ".pretokenizers", i), out));
-    }
-    return OkStatus();
+    return EachOf(j, "pretokenizers", path,
+                  [&](const Json& s, const std::string& p) {
+                    return PreTokenizer(s, p, out, unicode);
+                  });
   }
   PreTokenizerStep step;
   if (type == "ByteLevel") {
@@ -252,72 +290,69 @@ Status Reader::PreTokenizer(const Json& j, const std::string& path,
     LP_RETURN_IF_ERROR(
         Bool(j, "add_prefix_space", path, true, &step.add_prefix_space));
     LP_RETURN_IF_ERROR(Bool(j, "use_regex", path, true, &step.use_regex));
+    if (step.use_regex) {
+      LP_RETURN_IF_ERROR(
+          CompileInto(kGpt2Pattern, path + ".use_regex", &step.pattern, unicode));
+    }
   } else if (type == "Split") {
     step.type = PreTokenizerStep::Type::kSplit;
-    const Json* p = Member(j, "pattern");
-    if (p == nullptr || !p->is_object()) {
-      return Invalid(path + ".pattern", "want {\"Regex\": ...}");
-    }
-    if (Member(*p, "Regex") == nullptr) {
-      return Unsupported(path + ".pattern",
-                         "only Regex split patterns are supported");
-    }
-    std::string regex;
-    LP_RETURN_IF_ERROR(String(*p, "Regex", path + ".pattern", &regex));
-    std::optional<SplitPattern> known = RecognizeSplitPattern(regex);
-    if (!known.has_value()) {
-      return Unsupported(path + ".pattern.Regex",
-                         "unrecognised pattern " + Quote(regex) +
-                             "; supported: the GPT-2, Llama-3 and Qwen2 "
-                             "patterns");
-    }
-    step.pattern = *known;
+    LP_RETURN_IF_ERROR(ReadPattern(j, path, &step.pattern, unicode));
     std::string behavior;
     LP_RETURN_IF_ERROR(String(j, "behavior", path, &behavior));
-    if (behavior != "Isolated") {
-      return Unsupported(path + ".behavior",
-                         "got " + Quote(behavior) + ", want \"Isolated\"");
+    static const std::pair<const char*, SplitBehavior> kBehaviors[] = {
+        {"Removed", SplitBehavior::kRemoved},
+        {"Isolated", SplitBehavior::kIsolated},
+        {"MergedWithPrevious", SplitBehavior::kMergedWithPrevious},
+        {"MergedWithNext", SplitBehavior::kMergedWithNext},
+        {"Contiguous", SplitBehavior::kContiguous}};
+    bool known = false;
+    for (const auto& [name, b] : kBehaviors) {
+      if (behavior == name) {
+        step.behavior = b;
+        known = true;
+      }
     }
-    bool invert = false;
-    LP_RETURN_IF_ERROR(Bool(j, "invert", path, false, &invert));
-    if (invert) return Unsupported(path + ".invert", "want false");
+    if (!known) {
+      return Invalid(path + ".behavior",
+                     "got " + Quote(behavior) +
+                         "; want Removed, Isolated, MergedWithPrevious, "
+                         "MergedWithNext or Contiguous");
+    }
+    LP_RETURN_IF_ERROR(Bool(j, "invert", path, false, &step.invert));
   } else if (type == "Metaspace") {
     step.type = PreTokenizerStep::Type::kMetaspace;
     LP_RETURN_IF_ERROR(Replacement(j, path, &step.replacement));
     LP_RETURN_IF_ERROR(Prepend(j, path, &step.prepend_scheme));
     LP_RETURN_IF_ERROR(Bool(j, "split", path, true, &step.split));
+  } else if (type == "Digits") {
+    step.type = PreTokenizerStep::Type::kDigits;
+    LP_RETURN_IF_ERROR(
+        Bool(j, "individual_digits", path, false, &step.individual_digits));
   } else {
     return Unsupported(path + ".type",
                        "got " + Quote(type) +
                            "; supported: Sequence, ByteLevel, Split, "
-                           "Metaspace");
+                           "Metaspace, Digits");
   }
   out->push_back(std::move(step));
   return OkStatus();
 }
 
 Status Reader::Decoder(const Json& j, const std::string& path,
-                       std::vector<DecoderStep>* out) const {
+                       std::vector<DecoderStep>* out, bool* unicode) const {
   LP_RETURN_IF_ERROR(Object(j, path));
   const std::string type = Type(j);
   if (type == "Sequence") {
-    const Json* list = Member(j, "decoders");
-    LP_RETURN_IF_ERROR(Array(list, path + ".decoders"));
-    if (Nesting(path) >= kMaxNesting) {
-      return Invalid(path, "Sequence nested too deeply");
-    }
-    for (size_t i = 0; i < list->size(); ++i) {
-      LP_RETURN_IF_ERROR(
-          Decoder((*list)[i], Index(path + ".decoders", i), out));
-    }
-    return OkStatus();
+    return EachOf(j, "decoders", path, [&](const Json& s, const std::string& p) {
+      return Decoder(s, p, out, unicode);
+    });
   }
   DecoderStep step;
   if (type == "ByteLevel") {
     step.type = DecoderStep::Type::kByteLevel;
   } else if (type == "Replace") {
     step.type = DecoderStep::Type::kReplace;
-    LP_RETURN_IF_ERROR(LiteralPattern(j, path, &step.pattern));
+    LP_RETURN_IF_ERROR(ReadPattern(j, path, &step.pattern, unicode));
     LP_RETURN_IF_ERROR(String(j, "content", path, &step.content));
   } else if (type == "ByteFallback") {
     step.type = DecoderStep::Type::kByteFallback;
@@ -326,7 +361,9 @@ Status Reader::Decoder(const Json& j, const std::string& path,
   } else if (type == "Strip") {
     step.type = DecoderStep::Type::kStrip;
     LP_RETURN_IF_ERROR(String(j, "content", path, &step.content));
-    if (step.content.empty()) return Invalid(path + ".content", "is empty");
+    if (CountCodePoints(step.content) != 1) {
+      return Invalid(path + ".content", "want one character");
+    }
     LP_RETURN_IF_ERROR(Int(j, "start", path, &step.start));
     LP_RETURN_IF_ERROR(Int(j, "stop", path, &step.stop));
     if (step.start < 0 || step.stop < 0) {
@@ -334,7 +371,7 @@ Status Reader::Decoder(const Json& j, const std::string& path,
     }
   } else if (type == "Metaspace") {
     step.type = DecoderStep::Type::kMetaspace;
-    LP_RETURN_IF_ERROR(Replacement(j, path, &step.pattern));
+    LP_RETURN_IF_ERROR(Replacement(j, path, &step.replacement));
     LP_RETURN_IF_ERROR(Prepend(j, path, &step.prepend_scheme));
   } else {
     return Unsupported(path + ".type",
@@ -352,11 +389,20 @@ Status Reader::Model(const Json& model, TokenizerSpec* spec) const {
   if (type != "BPE" && !(type.empty() && Member(model, "merges") != nullptr)) {
     return Unsupported("model.type", "got " + Quote(type) + ", want \"BPE\"");
   }
-  for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
+  if (const Json* d = Member(model, "dropout")) {
+    // Dropout makes BPE random; only "none" has one answer.
+    if (!d->is_number() || d->get<double>() != 0.0) {
+      return Unsupported("model.dropout", "want null or 0 (no dropout)");
+    }
+  }
+  for (auto [key, slot] :
+       {std::pair{"continuing_subword_prefix", &spec->continuing_subword_prefix},
+        std::pair{"end_of_word_suffix", &spec->end_of_word_suffix}}) {
     if (const Json* v = Member(model, key)) {
-      if (!v->is_string() || !v->get<std::string>().empty()) {
-        return Unsupported(std::string("model.") + key, "want null");
+      if (!v->is_string()) {
+        return Invalid(std::string("model.") + key, "want a string or null");
       }
+      *slot = v->get<std::string>();
     }
   }
   LP_RETURN_IF_ERROR(
@@ -402,6 +448,7 @@ Status Reader::Model(const Json& model, TokenizerSpec* spec) const {
   const Json* merges = Member(model, "merges");
   if (merges == nullptr) return OkStatus();  // A vocabulary without merges.
   LP_RETURN_IF_ERROR(Array(merges, "model.merges"));
+  const std::string& prefix = spec->continuing_subword_prefix.value_or("");
   for (size_t i = 0; i < merges->size(); ++i) {
     const Json& m = (*merges)[i];
     const std::string path = Index("model.merges", i);
@@ -422,12 +469,19 @@ Status Reader::Model(const Json& model, TokenizerSpec* spec) const {
     } else {
       return Invalid(path, "want \"left right\" or [left, right]");
     }
+    // The merged token drops the right side's continuing-subword prefix,
+    // as Hugging Face's BPE builder does.
+    std::string merged = left;
+    merged += std::string_view(right).substr(
+        !prefix.empty() && right.compare(0, prefix.size(), prefix) == 0
+            ? prefix.size()
+            : 0);
     int32_t ids[3];
-    const std::string parts[3] = {left, right, left + right};
+    const std::string* parts[3] = {&left, &right, &merged};
     for (int k = 0; k < 3; ++k) {
-      auto it = spec->vocab.find(parts[k]);
+      auto it = spec->vocab.find(*parts[k]);
       if (it == spec->vocab.end()) {
-        return Invalid(path, Quote(parts[k]) + " is not in model.vocab");
+        return Invalid(path, Quote(*parts[k]) + " is not in model.vocab");
       }
       ids[k] = it->second;
     }
@@ -450,9 +504,23 @@ Status Reader::AddedTokens(const Json& root, TokenizerSpec* spec) const {
     LP_RETURN_IF_ERROR(TokenIdValue(*id, path + ".id", &token.id));
     LP_RETURN_IF_ERROR(String(t, "content", path, &token.content));
     if (token.content.empty()) return Invalid(path + ".content", "is empty");
+    if (FindInvalidUtf8(token.content) != std::string::npos) {
+      return Invalid(path + ".content", "is not valid UTF-8");
+    }
     LP_RETURN_IF_ERROR(Bool(t, "special", path, false, &token.special));
+    // AddedToken's default: normalized unless special.
+    LP_RETURN_IF_ERROR(
+        Bool(t, "normalized", path, !token.special, &token.normalized));
     LP_RETURN_IF_ERROR(Bool(t, "lstrip", path, false, &token.lstrip));
     LP_RETURN_IF_ERROR(Bool(t, "rstrip", path, false, &token.rstrip));
+    LP_RETURN_IF_ERROR(
+        Bool(t, "single_word", path, false, &token.single_word));
+    for (const AddedToken& other : spec->added_tokens) {
+      if (other.content == token.content) {
+        return Invalid(path + ".content",
+                       Quote(token.content) + " is added twice");
+      }
+    }
     const size_t need = static_cast<size_t>(token.id) + 1;
     if (spec->id_to_token.size() < need) {
       spec->id_to_token.resize(need);
@@ -476,83 +544,108 @@ std::optional<int32_t> LookUp(const TokenizerSpec& spec,
   return std::nullopt;
 }
 
-// The id of a TemplateProcessing {"SpecialToken": {"id": name}} item.
-std::optional<int32_t> TemplateTokenId(const Json& processor, const Json& item,
-                                       const TokenizerSpec& spec) {
-  const Json* special = Reader::Member(item, "SpecialToken");
-  const Json* name = special ? Reader::Member(*special, "id") : nullptr;
-  if (name == nullptr || !name->is_string()) return std::nullopt;
-  const std::string token = name->get<std::string>();
-  const Json* table = Reader::Member(processor, "special_tokens");
-  const Json* entry = table ? Reader::Member(*table, token.c_str()) : nullptr;
-  const Json* ids = entry ? Reader::Member(*entry, "ids") : nullptr;
-  if (ids != nullptr && ids->is_array() && ids->size() == 1 &&
-      (*ids)[0].is_number_integer()) {
-    const int64_t id = (*ids)[0].get<int64_t>();
-    if (id >= 0 && id < static_cast<int64_t>(spec.has_token.size()) &&
-        spec.has_token[id]) {
-      return static_cast<int32_t>(id);
+Status Reader::PostProcessor(const Json& p, const std::string& path,
+                             const TokenizerSpec& spec,
+                             std::vector<int32_t>* prefix,
+                             std::vector<int32_t>* suffix) const {
+  LP_RETURN_IF_ERROR(Object(p, path));
+  const std::string type = Type(p);
+  auto id_of = [&](const std::string& token,
+                   const std::string& where) -> StatusOr<int32_t> {
+    std::optional<int32_t> id = LookUp(spec, token);
+    if (!id.has_value()) {
+      return Invalid(where, Quote(token) + " is not a token");
     }
-  }
-  return LookUp(spec, token);
-}
-
-// BOS and EOS from a post_processor: a TemplateProcessing's special tokens
-// before and after $A, or Roberta/Bert processing's cls and sep.
-void FromPostProcessor(const Json& p, const TokenizerSpec& spec,
-                       std::optional<int32_t>* bos, std::optional<int32_t>* eos,
-                       int depth = 0) {
-  const std::string type = Reader::Type(p);
+    return *id;
+  };
   if (type == "Sequence") {
-    const Json* list = Reader::Member(p, "processors");
-    if (list == nullptr || !list->is_array() || depth >= kMaxNesting) return;
-    for (const Json& q : *list) FromPostProcessor(q, spec, bos, eos, depth + 1);
-  } else if (type == "TemplateProcessing") {
-    const Json* single = Reader::Member(p, "single");
-    if (single == nullptr || !single->is_array()) return;
-    bool after_sequence = false;
-    for (const Json& item : *single) {
-      if (Reader::Member(item, "Sequence") != nullptr) {
-        after_sequence = true;
-      } else if (std::optional<int32_t> id = TemplateTokenId(p, item, spec)) {
-        std::optional<int32_t>* slot = after_sequence ? eos : bos;
-        if (!slot->has_value()) *slot = id;
+    // Each processor wraps what the ones before it produced.
+    return EachOf(p, "processors", path,
+                  [&](const Json& q, const std::string& where) {
+                    std::vector<int32_t> pre, suf;
+                    LP_RETURN_IF_ERROR(PostProcessor(q, where, spec, &pre, &suf));
+                    prefix->insert(prefix->begin(), pre.begin(), pre.end());
+                    suffix->insert(suffix->end(), suf.begin(), suf.end());
+                    return OkStatus();
+                  });
+  }
+  if (type == "ByteLevel") return OkStatus();  // Offsets only.
+  if (type == "RobertaProcessing" || type == "BertProcessing") {
+    for (auto [key, out] : {std::pair{"cls", prefix}, std::pair{"sep", suffix}}) {
+      const Json* pair = Member(p, key);
+      if (pair == nullptr || !pair->is_array() || pair->size() != 2 ||
+          !(*pair)[0].is_string()) {
+        return Invalid(path + "." + key, "want [token, id]");
       }
+      LP_ASSIGN_OR_RETURN(int32_t id,
+                          id_of((*pair)[0].get<std::string>(), path + "." + key));
+      out->push_back(id);
     }
-  } else if (type == "RobertaProcessing" || type == "BertProcessing") {
-    for (auto [key, slot] : {std::pair{"cls", bos}, std::pair{"sep", eos}}) {
-      const Json* pair = Reader::Member(p, key);
-      if (pair != nullptr && pair->is_array() && !pair->empty() &&
-          (*pair)[0].is_string() && !slot->has_value()) {
-        *slot = LookUp(spec, (*pair)[0].get<std::string>());
+    return OkStatus();
+  }
+  if (type != "TemplateProcessing") {
+    return Unsupported(path + ".type",
+                       "got " + Quote(type) +
+                           "; supported: TemplateProcessing, ByteLevel, "
+                           "Sequence, RobertaProcessing, BertProcessing");
+  }
+  const Json* single = Member(p, "single");
+  LP_RETURN_IF_ERROR(Array(single, path + ".single"));
+  const Json* table = Member(p, "special_tokens");
+  bool seen_sequence = false;
+  for (size_t i = 0; i < single->size(); ++i) {
+    const std::string where = Index(path + ".single", i);
+    const Json& item = (*single)[i];
+    if (const Json* seq = Member(item, "Sequence")) {
+      const Json* name = Member(*seq, "id");
+      if (seen_sequence || name == nullptr || *name != "A") {
+        return Unsupported(where, "want the one sequence \"A\"");
       }
+      seen_sequence = true;
+      continue;
+    }
+    const Json* special = Member(item, "SpecialToken");
+    const Json* name = special != nullptr ? Member(*special, "id") : nullptr;
+    if (name == nullptr || !name->is_string()) {
+      return Invalid(where, "want {\"SpecialToken\": {\"id\": ...}} or "
+                            "{\"Sequence\": {\"id\": \"A\"}}");
+    }
+    // The special_tokens table maps the name to its ids (one or more).
+    const std::string token = name->get<std::string>();
+    const Json* entry = table != nullptr ? Member(*table, token.c_str()) : nullptr;
+    const Json* ids = entry != nullptr ? Member(*entry, "ids") : nullptr;
+    if (ids == nullptr || !ids->is_array()) {
+      return Invalid(path + ".special_tokens",
+                     Quote(token) + " has no ids");
+    }
+    std::vector<int32_t>* out = seen_sequence ? suffix : prefix;
+    for (size_t k = 0; k < ids->size(); ++k) {
+      int32_t id;
+      LP_RETURN_IF_ERROR(TokenIdValue(
+          (*ids)[k], Index(path + ".special_tokens." + token + ".ids", k), &id));
+      if (static_cast<size_t>(id) >= spec.has_token.size() ||
+          !spec.has_token[id]) {
+        return Invalid(path + ".special_tokens." + token,
+                       "id " + std::to_string(id) + " is not a token");
+      }
+      out->push_back(id);
     }
   }
-}
-
-// BOS and EOS: from the post_processor when it names them, else the first
-// of the usual special token names that the tokenizer has.
-void FindSpecialTokens(const Json& root, TokenizerSpec* spec) {
-  spec->is_special.assign(spec->id_to_token.size(), false);
-  for (const AddedToken& t : spec->added_tokens) {
-    if (t.special) spec->is_special[t.id] = true;
-  }
-  if (const Json* p = Reader::Member(root, "post_processor")) {
-    FromPostProcessor(*p, *spec, &spec->bos_id, &spec->eos_id);
-  }
-  static const char* const kBos[] = {
-      "<|begin_of_text|>", "<s>", "<|startoftext|>", "<bos>", "<|endoftext|>"};
-  static const char* const kEos[] = {"</s>", "<|end_of_text|>", "<|endoftext|>",
-                                     "<eos>", "<|im_end|>"};
-  for (const char* name : kBos) {
-    if (!spec->bos_id.has_value()) spec->bos_id = LookUp(*spec, name);
-  }
-  for (const char* name : kEos) {
-    if (!spec->eos_id.has_value()) spec->eos_id = LookUp(*spec, name);
-  }
+  if (!seen_sequence) return Invalid(path + ".single", "has no sequence A");
+  return OkStatus();
 }
 
 }  // namespace
+
+Status Pattern::FindAll(std::string_view text, std::vector<Match>* out) const {
+  if (regex.has_value()) return regex->FindAll(text, out);
+  if (literal.empty()) return OkStatus();
+  for (size_t hit = text.find(literal); hit != std::string_view::npos;
+       hit = text.find(literal, hit + literal.size())) {
+    out->emplace_back(hit, hit + literal.size());
+  }
+  return OkStatus();
+}
 
 StatusOr<TokenizerSpec> ParseTokenizerSpec(std::string_view json,
                                            std::string_view file) {
@@ -572,63 +665,30 @@ StatusOr<TokenizerSpec> ParseTokenizerSpec(std::string_view json,
   LP_RETURN_IF_ERROR(r.AddedTokens(root, &spec));
   if (spec.id_to_token.empty()) return r.Invalid("model.vocab", "is empty");
 
+  bool& unicode = spec.reads_unicode_tables;
   if (const Json* n = Reader::Member(root, "normalizer")) {
-    LP_RETURN_IF_ERROR(r.Normalizer(*n, "normalizer", &spec.normalizers));
+    LP_RETURN_IF_ERROR(
+        r.Normalizer(*n, "normalizer", &spec.normalizers, &unicode));
   }
   if (const Json* p = Reader::Member(root, "pre_tokenizer")) {
     LP_RETURN_IF_ERROR(
-        r.PreTokenizer(*p, "pre_tokenizer", &spec.pre_tokenizers));
+        r.PreTokenizer(*p, "pre_tokenizer", &spec.pre_tokenizers, &unicode));
   }
+  bool decoder_unicode = false;  // Decoding never refuses text.
   if (const Json* d = Reader::Member(root, "decoder")) {
-    LP_RETURN_IF_ERROR(r.Decoder(*d, "decoder", &spec.decoders));
+    LP_RETURN_IF_ERROR(
+        r.Decoder(*d, "decoder", &spec.decoders, &decoder_unicode));
   }
-  if (spec.decoders.empty()) {
-    return r.Unsupported("decoder",
-                         "missing; want ByteLevel, Metaspace or a "
-                         "Sequence of Replace, ByteFallback, Fuse "
-                         "and Strip");
+  if (const Json* p = Reader::Member(root, "post_processor")) {
+    LP_RETURN_IF_ERROR(r.PostProcessor(*p, "post_processor", spec,
+                                       &spec.template_prefix,
+                                       &spec.template_suffix));
   }
-
-  // Which kind of tokenizer this is.
-  const auto& steps = spec.pre_tokenizers;
-  auto is = [](PreTokenizerStep::Type t) {
-    return [t](const PreTokenizerStep& s) { return s.type == t; };
-  };
-  const bool byte_level = std::any_of(steps.begin(), steps.end(),
-                                      is(PreTokenizerStep::Type::kByteLevel));
-  bool metaspace = std::any_of(steps.begin(), steps.end(),
-                               is(PreTokenizerStep::Type::kMetaspace));
-  for (const NormalizerStep& n : spec.normalizers) {
-    if (n.type != NormalizerStep::Type::kNfc &&
-        n.content.find(kMetaspace) != std::string::npos) {
-      metaspace = true;
-    }
+  spec.is_special.assign(spec.id_to_token.size(), false);
+  for (const AddedToken& t : spec.added_tokens) {
+    if (t.special) spec.is_special[t.id] = true;
   }
-  if (byte_level) {
-    if (metaspace) {
-      return r.Unsupported(
-          "pre_tokenizer",
-          "ByteLevel together with Metaspace / \"\xE2\x96\x81\" "
-          "normalization is not supported");
-    }
-    if (std::count_if(steps.begin(), steps.end(),
-                      is(PreTokenizerStep::Type::kByteLevel)) != 1 ||
-        steps.back().type != PreTokenizerStep::Type::kByteLevel) {
-      return r.Unsupported("pre_tokenizer",
-                           "ByteLevel must appear once, as the last step");
-    }
-    spec.kind = Tokenizer::Kind::kByteLevelBpe;
-  } else if (metaspace) {
-    spec.kind = Tokenizer::Kind::kSentencePieceBpe;
-  } else {
-    return r.Unsupported(
-        "pre_tokenizer",
-        "want ByteLevel (byte-level BPE) or Metaspace / a \"\xE2\x96\x81\" "
-        "normalizer (SentencePiece-style BPE)");
-  }
-
-  FindSpecialTokens(root, &spec);
   return spec;
 }
 
-}  // namespace layerproof::kernels::model::internal
+}  // namespace layerproof::text::internal

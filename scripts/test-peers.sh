@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The peer tests: LayerProof against independent implementations from npm
+# (installed by scripts/setup.sh into ${LAYERPROOF_PEER_MODULES}).
+#   tokenizers: every tokenizer.json of nine model families against Hugging
+#   Face tokenizers (tests/peer/tokenizers_peer.mjs): the corpus of
+#   tests/peer/corpus.mjs and every code point in "X's X".
+# Usage: scripts/test-peers.sh [BUILD_DIR] (default build); writes
+# BUILD_DIR/peer-tokenizers.json.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="${1:-build}"
+peers="${LAYERPROOF_PEER_MODULES:-${HOME}/.cache/layerproof/peers}"
+if [[ ! -f "${peers}/.installed" ]]; then
+  echo "test-peers: no peer packages in ${peers}; run scripts/setup.sh" >&2
+  exit 1
+fi
+node tests/peer/tokenizers_peer.mjs --modules "${peers}" \
+  --peer "${build}/tests/peer/peer_tokenize" \
+  --report "${build}/peer-tokenizers.json"
