@@ -4,6 +4,9 @@
 #   tokenizers: every tokenizer.json of nine model families against Hugging
 #   Face tokenizers (tests/peer/tokenizers_peer.mjs): the corpus of
 #   tests/peer/corpus.mjs and every code point in "X's X".
+#   chat templates: eight families' templates against Jinja2 as transformers
+#   runs it (Debian's python3-jinja2) and @huggingface/jinja
+#   (tests/peer/chat_peer.mjs), on tests/peer/conversations.mjs.
 # Usage: scripts/test-peers.sh [BUILD_DIR] (default build); writes
 # BUILD_DIR/peer-tokenizers.json.
 set -euo pipefail
@@ -15,5 +18,7 @@ if [[ ! -f "${peers}/.installed" ]]; then
   exit 1
 fi
 node tests/peer/tokenizers_peer.mjs --modules "${peers}" \
-  --peer "${build}/tests/peer/peer_tokenize" \
+  --peer "${build}/tests/peer/peer_text" \
   --report "${build}/peer-tokenizers.json"
+TZ=UTC node tests/peer/chat_peer.mjs --modules "${peers}" \
+  --peer "${build}/tests/peer/peer_text"

