@@ -1,6 +1,7 @@
 #include "cli/model_commands.h"
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -16,8 +17,8 @@
 #include "kernels/model/layer_hash.h"
 #include "kernels/model/synth.h"
 #if LAYERPROOF_WITH_TEXT
+#include "text/model_text.h"
 #include "text/synthetic_tokenizer.h"
-#include "text/tokenizer.h"
 #endif
 
 namespace layerproof::cli {
@@ -27,8 +28,8 @@ namespace km = kernels::model;
 using Clock = std::chrono::steady_clock;
 
 constexpr char kModelUsage[] =
-    "usage: layerproof model synth --preset tiny|small|medium [--seed N] "
-    "--out DIR\n"
+    "usage: layerproof model synth --preset tiny|small|medium|qwen3-tiny "
+    "[--seed N] --out DIR\n"
     "       layerproof model digest DIR [--verify] [--json]\n"
     "  synth   write a seeded synthetic Llama-shaped model (HF format)\n"
     "  digest  print the model digest (cached beside the model; --verify "
@@ -39,12 +40,16 @@ constexpr char kModelUsage[] =
 constexpr char kGenerateUsage[] =
     "usage: layerproof generate --model DIR (--prompt TEXT | --prompt-ids "
     "1,2,3)\n"
-    "         [--max-tokens N] [--temperature T] [--top-k K] [--top-p P]\n"
+    "         [--chat [--system TEXT]] [--max-tokens N] [--temperature T]\n"
+    "         [--top-k K] [--top-p P]\n"
     "         [--seed S] [--backend ref|avx2|avx512|neon|cuda|auto] "
     "[--threads N]\n"
     "  Streams the text (or, for --prompt-ids, the ids) to stdout; timings\n"
     "  go to stderr. --prompt needs the model's tokenizer.json, and a build\n"
-    "  with text/ (Oniguruma and utf8proc).\n"
+    "  with text/ (Oniguruma and utf8proc). --chat sends the prompt as a user\n"
+    "  message (after --system's system message) through the model's chat\n"
+    "  template, with the generation prompt, as transformers'\n"
+    "  apply_chat_template does.\n"
     "exit: 0 done, 1 failed, 2 usage\n";
 
 constexpr char kForwardUsage[] =
@@ -171,7 +176,8 @@ int RunModelCommand(const std::vector<std::string>& args) {
 struct PromptCodec {
   std::vector<int32_t> prompt;
   std::string echo;  // Printed before the output.
-  std::function<std::string(const std::vector<int32_t>&)> render;
+  // The output so far; `final` once generation ended (nothing held back).
+  std::function<std::string(const std::vector<int32_t>&, bool final)> render;
 };
 
 // Drops the U+FFFD that an incomplete UTF-8 sequence at the end of the
@@ -193,7 +199,7 @@ kernels::StatusOr<PromptCodec> MakePromptCodec(const Flags& flags,
     auto ids = ParseTokenList(flags.Get("--prompt-ids"), &error);
     if (!ids) return kernels::InvalidArgument("--prompt-ids: " + error);
     codec.prompt = *ids;
-    codec.render = [](const std::vector<int32_t>& out) {
+    codec.render = [](const std::vector<int32_t>& out, bool) {
       std::string s;
       for (int32_t id : out) s += " " + std::to_string(id);
       return s;
@@ -201,17 +207,25 @@ kernels::StatusOr<PromptCodec> MakePromptCodec(const Flags& flags,
     return codec;
   }
 #if LAYERPROOF_WITH_TEXT
-  auto tokenizer = text::Tokenizer::Load(model_dir + "/tokenizer.json");
-  if (!tokenizer.ok()) return tokenizer.status();
-  LP_ASSIGN_OR_RETURN(codec.prompt,
-                      (*tokenizer)->Encode(flags.Get("--prompt"),
-                                           /*add_special_tokens=*/true));
-  codec.echo = flags.Get("--prompt");
-  std::shared_ptr<const text::Tokenizer> t = *std::move(tokenizer);
-  codec.render = [t](const std::vector<int32_t>& out) {
-    auto text = t->Decode(out, /*skip_special=*/true);
-    return text.ok() ? WithoutTrailingReplacement(*std::move(text))
-                     : std::string();
+  LP_ASSIGN_OR_RETURN(std::shared_ptr<const text::ModelText> t,
+                      text::ModelText::Load(model_dir));
+  if (flags.Has("--chat")) {
+    text::ChatInput chat;
+    if (flags.Has("--system")) {
+      chat.messages.push_back({{"role", "system"}, {"content", flags.Get("--system")}});
+    }
+    chat.messages.push_back({{"role", "user"}, {"content", flags.Get("--prompt")}});
+    chat.add_generation_prompt = true;
+    chat.now_unix_seconds = static_cast<int64_t>(std::time(nullptr));
+    LP_ASSIGN_OR_RETURN(codec.prompt, t->EncodeChat(std::move(chat)));
+  } else {
+    LP_ASSIGN_OR_RETURN(codec.prompt, t->EncodePrompt(flags.Get("--prompt")));
+    codec.echo = flags.Get("--prompt");
+  }
+  codec.render = [t](const std::vector<int32_t>& out, bool final) {
+    auto text = t->tokenizer().Decode(out, /*skip_special=*/true);
+    if (!text.ok()) return std::string();
+    return final ? *std::move(text) : WithoutTrailingReplacement(*std::move(text));
   };
   return codec;
 #else
@@ -224,16 +238,22 @@ kernels::StatusOr<PromptCodec> MakePromptCodec(const Flags& flags,
 
 int RunGenerate(const std::vector<std::string>& args) {
   if (WantsHelp(args)) return Help(kGenerateUsage);
-  Flags flags({"--model", "--prompt", "--prompt-ids", "--max-tokens",
-               "--temperature", "--top-k", "--top-p", "--seed", "--backend",
-               "--threads"},
-              {});
+  Flags flags({"--model", "--prompt", "--prompt-ids", "--system",
+               "--max-tokens", "--temperature", "--top-k", "--top-p", "--seed",
+               "--backend", "--threads"},
+              {"--chat"});
   std::string error;
   if (!flags.Parse(args, &error)) return Usage(kGenerateUsage, error);
   if (!flags.Has("--model") ||
       flags.Has("--prompt") == flags.Has("--prompt-ids")) {
     return Usage(kGenerateUsage,
                  "generate needs --model and one of --prompt, --prompt-ids");
+  }
+  if ((flags.Has("--chat") || flags.Has("--system")) && !flags.Has("--prompt")) {
+    return Usage(kGenerateUsage, "--chat and --system need --prompt");
+  }
+  if (flags.Has("--system") && !flags.Has("--chat")) {
+    return Usage(kGenerateUsage, "--system needs --chat");
   }
   const auto max_tokens = flags.GetInt("--max-tokens", 32, 1, 1 << 20, &error);
   const auto top_k = flags.GetInt("--top-k", 0, 0, INT32_MAX, &error);
@@ -270,6 +290,15 @@ int RunGenerate(const std::vector<std::string>& args) {
   std::string printed;
   const auto start = Clock::now();
   Clock::time_point first_token;
+  auto print_new = [&](bool final) {
+    const std::string text = codec->render(output, final);
+    if (text.size() > printed.size() &&
+        text.compare(0, printed.size(), printed) == 0) {
+      std::fputs(text.c_str() + printed.size(), stdout);
+      std::fflush(stdout);
+      printed = text;
+    }
+  };
   while (!engine.idle()) {
     std::vector<km::TokenEvent> events;
     const kernels::Status s = engine.Step(&events);
@@ -278,14 +307,9 @@ int RunGenerate(const std::vector<std::string>& args) {
       if (output.empty()) first_token = Clock::now();
       output.push_back(e.token);
     }
-    const std::string text = codec->render(output);
-    if (text.size() > printed.size() &&
-        text.compare(0, printed.size(), printed) == 0) {
-      std::fputs(text.c_str() + printed.size(), stdout);
-      std::fflush(stdout);
-      printed = text;
-    }
+    print_new(/*final=*/false);
   }
+  print_new(/*final=*/true);
   const auto end = Clock::now();
   const auto finished = engine.TakeFinished();
   const double prefill_s =

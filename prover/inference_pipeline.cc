@@ -222,9 +222,9 @@ void InferencePipeline::Commit(
   response.set_request_id(entry.request_id());
   *response.mutable_prompt_token_ids() = entry.prompt_token_ids();
   *response.mutable_output_token_ids() = entry.output_token_ids();
-  if (config_.tokenizer != nullptr) {
+  if (config_.text != nullptr) {
     kernels::StatusOr<std::string> text =
-        config_.tokenizer->Decode(f.output, /*skip_special=*/true);
+        config_.text->tokenizer().Decode(f.output, /*skip_special=*/true);
     if (text.ok()) response.set_text(ToValidUtf8(*text));
   }
   response.set_finish_reason(in.finish_reason);

@@ -45,7 +45,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "kernels/model/model.h"
-#include "text/tokenizer.h"
+#include "text/model_text.h"
 #include "layerproof/v1/inference.pb.h"
 #include "prover/batch_scheduler.h"
 #include "prover/internal/prover_faults.h"
@@ -61,7 +61,7 @@ struct PipelineConfig {
   const kernels::model::Model* model = nullptr;
   std::string prover_id;
   std::shared_ptr<const store::Ed25519PrivateKey> key;
-  const text::Tokenizer* tokenizer = nullptr;  // may be null
+  const text::ModelText* text = nullptr;  // may be null
   // The engine's max_context (Commitment.max_context).
   int64_t max_context = 0;
   absl::Duration receipt_wait = absl::Milliseconds(1500);

@@ -38,7 +38,7 @@ class GenerateReactor final : public grpc::ServerUnaryReactor {
     }
     lease_ = *std::move(lease);
     absl::StatusOr<GenerationSpec> spec =
-        ValidateGenerateRequest(request, context.limits, context.tokenizer);
+        ValidateGenerateRequest(request, context.limits, context.text);
     if (!spec.ok()) {
       Finish(rpc::ToGrpcStatus(spec.status()));
       return;
@@ -132,7 +132,7 @@ class GenerateStreamReactor final
     }
     lease_ = *std::move(lease);
     absl::StatusOr<GenerationSpec> spec =
-        ValidateGenerateRequest(request, context.limits, context.tokenizer);
+        ValidateGenerateRequest(request, context.limits, context.text);
     if (!spec.ok()) {
       Finish(rpc::ToGrpcStatus(spec.status()));
       return;

@@ -8,7 +8,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "kernels/golden.h"
-#include "text/tokenizer.h"
+#include "text/model_text.h"
 #include "prover/batch_scheduler.h"
 #include "prover/commitment_builder.h"
 #include "prover/inference_pipeline.h"
@@ -85,7 +85,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> LogChannel(
 
 struct ProverNode::Impl {
   ProverOptions options;
-  std::unique_ptr<text::Tokenizer> tokenizer;
+  std::unique_ptr<text::ModelText> text;
   std::unique_ptr<model::Engine> engine;
   std::shared_ptr<ProverJournal> journal;
   std::unique_ptr<internal::JournalHandle> journal_handle;
@@ -155,12 +155,11 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   const ProverOptions& o = n.options;
   const model::ModelConfig& mc = o.model->config();
 
-  const std::string tokenizer_path = o.model->dir() + "/tokenizer.json";
-  if (std::filesystem::exists(tokenizer_path)) {
-    kernels::StatusOr<std::unique_ptr<text::Tokenizer>> t =
-        text::Tokenizer::Load(tokenizer_path);
+  if (std::filesystem::exists(o.model->dir() + "/tokenizer.json")) {
+    kernels::StatusOr<std::unique_ptr<text::ModelText>> t =
+        text::ModelText::Load(o.model->dir());
     if (!t.ok()) return store::ToAbslStatus(t.status());
-    n.tokenizer = *std::move(t);
+    n.text = *std::move(t);
   }
   kernels::StatusOr<std::unique_ptr<model::Engine>> engine =
       model::Engine::Create(*o.model, o.executor, o.engine);
@@ -197,7 +196,7 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   pc.model = o.model;
   pc.prover_id = o.prover_id;
   pc.key = o.key;
-  pc.tokenizer = n.tokenizer.get();
+  pc.text = n.text.get();
   pc.max_context = n.engine->max_context();
   pc.receipt_wait = o.receipt_wait;
   pc.log_origin = o.log_origin;
@@ -209,7 +208,7 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   internal::ServiceContext& sc = n.service_context;
   sc.pipeline = n.pipeline.get();
   sc.engine = n.engine.get();
-  sc.tokenizer = n.tokenizer.get();
+  sc.text = n.text.get();
   sc.limits.vocab_size = mc.vocab_size;
   sc.limits.max_context = n.engine->max_context();
   sc.limits.max_new_tokens = o.max_new_tokens;

@@ -43,26 +43,25 @@ absl::Status CheckSampling(const v1::SamplingParams& s) {
 
 absl::StatusOr<GenerationSpec> ValidateGenerateRequest(
     const v1::GenerateRequest& request, const GenerateLimits& limits,
-    const text::Tokenizer* tokenizer) {
+    const text::ModelText* text) {
   GenerationSpec spec;
   switch (request.prompt_case()) {
     case v1::GenerateRequest::kText: {
-      const std::string& text = request.text();
-      if (text.empty()) {
+      const std::string& prompt = request.text();
+      if (prompt.empty()) {
         return Invalid("GenerateRequest.text", "got 0 bytes, want >= 1");
       }
-      if (text.size() > limits.max_prompt_bytes) {
+      if (prompt.size() > limits.max_prompt_bytes) {
         return Invalid("GenerateRequest.text",
-                       Cat("got ", text.size(),
+                       Cat("got ", prompt.size(),
                            " bytes, want <= ", limits.max_prompt_bytes));
       }
-      if (tokenizer == nullptr) {
+      if (text == nullptr) {
         return absl::FailedPreconditionError(
             "GenerateRequest.text: this prover has no tokenizer; send "
             "token_ids");
       }
-      kernels::StatusOr<std::vector<int32_t>> ids =
-          tokenizer->Encode(text, /*add_special_tokens=*/true);
+      kernels::StatusOr<std::vector<int32_t>> ids = text->EncodePrompt(prompt);
       if (!ids.ok()) {
         return Invalid("GenerateRequest.text", ids.status().message());
       }

@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "text/tokenizer.h"
+#include "text/model_text.h"
 #include "layerproof/v1/inference.pb.h"
 #include "layerproof/v1/opening.pb.h"
 
@@ -42,10 +42,11 @@ struct GenerationSpec {
 };
 
 // Checks `request` against `limits` and tokenizes a text prompt with
-// `tokenizer` (BOS added; null: text prompts are FAILED_PRECONDITION).
+// `text` as transformers' tokenizer(text) would (ModelText::EncodePrompt;
+// null: text prompts are FAILED_PRECONDITION).
 absl::StatusOr<GenerationSpec> ValidateGenerateRequest(
     const v1::GenerateRequest& request, const GenerateLimits& limits,
-    const text::Tokenizer* tokenizer);
+    const text::ModelText* text);
 
 // request_id 16 bytes; layers strictly ascending within 0..num_layers.
 absl::Status ValidateOpenRequest(const v1::OpenRequest& request,

@@ -36,9 +36,11 @@ constexpr Architecture kArchitectures[] = {
     {"LlamaForCausalLM", "llama"},
     {"MistralForCausalLM", "mistral"},
     {"Qwen2ForCausalLM", "qwen2"},
+    {"Qwen3ForCausalLM", "qwen3"},
 };
 constexpr char kSupported[] =
-    "one of LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM";
+    "one of LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+    "Qwen3ForCausalLM";
 
 // architectures (a one-element list) and model_type, which must agree; a
 // config with only model_type is accepted.
@@ -67,7 +69,7 @@ Status ParseArchitecture(const FieldReader& r, ModelConfig* c) {
     if (found == nullptr) {
       return UnimplementedError(GotWant(r.Where("model_type"),
                                         internal::DescribeJson(*model_type),
-                                        "\"llama\", \"mistral\" or \"qwen2\""));
+                                        "\"llama\", \"mistral\", \"qwen2\" or \"qwen3\""));
     }
   } else {
     return InvalidArgument(r.Where("architectures") + ": missing, want " +
@@ -209,6 +211,7 @@ Status ParseVariant(const FieldReader& r, ModelConfig* c) {
                       r.OptionalBool("tie_word_embeddings"));
   c->tie_word_embeddings = tie.value_or(false);
   c->qkv_bias = false;
+  c->qk_norm = false;
   if (c->model_type == "llama") {
     LP_ASSIGN_OR_RETURN(std::optional<bool> attention_bias,
                         r.OptionalBool("attention_bias"));
@@ -234,6 +237,25 @@ Status ParseVariant(const FieldReader& r, ModelConfig* c) {
       window = w.value_or(0);
     }
     if (window > 0 && window < c->max_positions) c->max_positions = window;
+  } else if (c->model_type == "qwen3") {
+    // Qwen3: RMSNorm over each head of q and k before RoPE; no biases
+    // unless attention_bias, which would bias o_proj too.
+    c->qk_norm = true;
+    LP_ASSIGN_OR_RETURN(std::optional<bool> attention_bias,
+                        r.OptionalBool("attention_bias"));
+    if (attention_bias.value_or(false)) {
+      return UnimplementedError(
+          r.Where("attention_bias") +
+          ": got true, but attention biases (o_proj's among them) are not "
+          "supported");
+    }
+    LP_ASSIGN_OR_RETURN(std::optional<bool> sliding,
+                        r.OptionalBool("use_sliding_window"));
+    if (sliding.value_or(false)) {
+      return UnimplementedError(r.Where("use_sliding_window") +
+                                ": got true, but sliding-window attention is "
+                                "not supported");
+    }
   } else if (c->model_type == "qwen2") {
     c->qkv_bias = true;  // Qwen2 always has q/k/v biases, never o_proj's
     LP_ASSIGN_OR_RETURN(std::optional<bool> sliding,
@@ -293,7 +315,8 @@ bool operator==(const ModelConfig& a, const ModelConfig& b) {
          x.high_freq_factor == y.high_freq_factor &&
          x.original_max_positions == y.original_max_positions &&
          a.tie_word_embeddings == b.tie_word_embeddings &&
-         a.qkv_bias == b.qkv_bias && a.eos_token_ids == b.eos_token_ids &&
+         a.qkv_bias == b.qkv_bias && a.qk_norm == b.qk_norm &&
+         a.eos_token_ids == b.eos_token_ids &&
          a.bos_token_id == b.bos_token_id;
 }
 
@@ -360,6 +383,9 @@ std::string WriteModelConfig(const ModelConfig& c) {
   } else if (c.model_type == "mistral") {
     j["sliding_window"] = nullptr;  // already folded into max_positions
   } else if (c.model_type == "qwen2") {
+    j["use_sliding_window"] = false;
+  } else if (c.model_type == "qwen3") {
+    j["attention_bias"] = false;
     j["use_sliding_window"] = false;
   }
   if (c.bos_token_id >= 0) {

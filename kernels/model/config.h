@@ -2,7 +2,8 @@
 // Hugging Face config.json.
 //
 // Supported: LlamaForCausalLM (Llama 2/3, rope_scaling type "llama3",
-// TinyLlama, SmolLM), MistralForCausalLM and Qwen2ForCausalLM (QKV bias).
+// TinyLlama, SmolLM), MistralForCausalLM, Qwen2ForCausalLM (QKV bias) and
+// Qwen3ForCausalLM (per-head q/k RMSNorm, explicit head_dim).
 // Anything else is refused with an error naming the field. Thread safety:
 // value type.
 #ifndef LAYERPROOF_KERNELS_MODEL_CONFIG_H_
@@ -20,7 +21,7 @@ namespace layerproof::kernels::model {
 
 struct ModelConfig {
   std::string architecture;  // "LlamaForCausalLM", ...
-  std::string model_type;    // "llama", "mistral", "qwen2"
+  std::string model_type;    // "llama", "mistral", "qwen2", "qwen3"
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
   int64_t num_layers = 0;
@@ -35,6 +36,7 @@ struct ModelConfig {
   RopeScaling rope_scaling;  // kNone unless config has rope_scaling
   bool tie_word_embeddings = false;
   bool qkv_bias = false;  // Qwen2, or attention_bias: true
+  bool qk_norm = false;   // Qwen3: q_norm / k_norm over each head
   std::vector<int32_t> eos_token_ids;
   int32_t bos_token_id = -1;  // -1: none
 };

@@ -97,6 +97,10 @@ Status Engine::Prepare(const EngineOptions& options) {
     LP_ASSIGN_OR_RETURN(p.gate, ex.PrepareMatrix(w.gate_proj));
     LP_ASSIGN_OR_RETURN(p.up, ex.PrepareMatrix(w.up_proj));
     LP_ASSIGN_OR_RETURN(p.down, ex.PrepareMatrix(w.down_proj));
+    if (c.qk_norm) {
+      LP_ASSIGN_OR_RETURN(p.q_norm, ex.PrepareVector(w.q_norm));
+      LP_ASSIGN_OR_RETURN(p.k_norm, ex.PrepareVector(w.k_norm));
+    }
     if (c.qkv_bias) {
       LP_ASSIGN_OR_RETURN(p.q_bias, ex.PrepareBias(w.q_bias));
       LP_ASSIGN_OR_RETURN(p.k_bias, ex.PrepareBias(w.k_bias));

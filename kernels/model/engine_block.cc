@@ -3,6 +3,8 @@
 //
 // Block l (HF LlamaDecoderLayer):
 //   xn = RmsNorm(x) * input_norm;  q, k, v = xn·Wq^T (+bq), xn·Wk^T, xn·Wv^T
+//   Qwen3: q = RmsNorm(q) * q_norm, k = RmsNorm(k) * k_norm over each head
+//   (rows of head_dim: the same op and reduction order as the layer norms)
 //   RoPE(q), RoPE(k) at each row's position; K/V appended to the sequence's
 //   cache; attn = Attention(q, cache) per sequence
 //   x += attn·Wo^T;  xn = RmsNorm(x) * post_norm
@@ -69,6 +71,16 @@ Status Engine::RunBlockRows(int64_t l, const std::vector<Segment>& segments,
       ex.Gemm(ws.xn.data(), rows, *p.k, BiasPtr(p.k_bias), ws.k.data()));
   LP_RETURN_IF_ERROR(
       ex.Gemm(ws.xn.data(), rows, *p.v, BiasPtr(p.v_bias), ws.v.data()));
+  if (c.qk_norm) {
+    // RmsNorm may not write its input, so normalise into attn (free until
+    // attention) and copy back.
+    LP_RETURN_IF_ERROR(ex.RmsNorm(ws.q.data(), rows * c.num_heads, c.head_dim,
+                                  *p.q_norm, eps, ws.attn.data()));
+    LP_RETURN_IF_ERROR(ex.Copy(ws.attn.data(), rows * q_dim, ws.q.data()));
+    LP_RETURN_IF_ERROR(ex.RmsNorm(ws.k.data(), rows * c.num_kv_heads,
+                                  c.head_dim, *p.k_norm, eps, ws.attn.data()));
+    LP_RETURN_IF_ERROR(ex.Copy(ws.attn.data(), rows * kv_dim, ws.k.data()));
+  }
   LP_RETURN_IF_ERROR(ex.Rope(ws.q.data(), rows, c.num_heads, positions, rope_));
   LP_RETURN_IF_ERROR(
       ex.Rope(ws.k.data(), rows, c.num_kv_heads, positions, rope_));

@@ -71,6 +71,11 @@ std::vector<ExpectedTensor> ExpectedTensors(const ModelConfig& c) {
       out.push_back({p + "self_attn.k_proj.bias", {kv}, why(kvs)});
       out.push_back({p + "self_attn.v_proj.bias", {kv}, why(kvs)});
     }
+    if (c.qk_norm) {
+      const std::string ds = "head_dim " + std::to_string(c.head_dim);
+      out.push_back({p + "self_attn.q_norm.weight", {c.head_dim}, why(ds)});
+      out.push_back({p + "self_attn.k_norm.weight", {c.head_dim}, why(ds)});
+    }
     out.push_back({p + "post_attention_layernorm.weight", {h}, why(hs)});
     out.push_back({p + "mlp.gate_proj.weight", {in, h}, why(is, hs)});
     out.push_back({p + "mlp.up_proj.weight", {in, h}, why(is, hs)});
@@ -303,6 +308,10 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& dir,
     b.k_proj = t.at(p + "self_attn.k_proj.weight");
     b.v_proj = t.at(p + "self_attn.v_proj.weight");
     b.o_proj = t.at(p + "self_attn.o_proj.weight");
+    if (m->config_.qk_norm) {
+      b.q_norm = t.at(p + "self_attn.q_norm.weight");
+      b.k_norm = t.at(p + "self_attn.k_norm.weight");
+    }
     if (m->config_.qkv_bias) {
       b.q_bias = t.at(p + "self_attn.q_proj.bias");
       b.k_bias = t.at(p + "self_attn.k_proj.bias");

@@ -33,6 +33,7 @@ struct BlockWeights {
   TensorView v_proj;      // [kv_heads * head_dim][hidden]
   TensorView o_proj;      // [hidden][heads * head_dim]
   TensorView q_bias, k_bias, v_bias;
+  TensorView q_norm, k_norm;  // [head_dim], Qwen3 (config.qk_norm) only
   TensorView post_norm;  // post_attention_layernorm.weight [hidden]
   TensorView gate_proj;  // [intermediate][hidden]
   TensorView up_proj;    // [intermediate][hidden]

@@ -36,6 +36,21 @@ ModelConfig Llama(int64_t hidden, int64_t layers, int64_t heads,
   return c;
 }
 
+// Qwen3's shape: per-head q/k norms, a head_dim other than hidden / heads,
+// tied embeddings, Qwen3's eps and RoPE base.
+ModelConfig Qwen3(int64_t hidden, int64_t layers, int64_t heads,
+                  int64_t kv_heads, int64_t head_dim, int64_t ffn,
+                  int64_t vocab) {
+  ModelConfig c = Llama(hidden, layers, heads, kv_heads, ffn, vocab, true);
+  c.architecture = "Qwen3ForCausalLM";
+  c.model_type = "qwen3";
+  c.head_dim = head_dim;
+  c.qk_norm = true;
+  c.rms_norm_eps = 1e-6;
+  c.rope_theta = 1000000.0;
+  return c;
+}
+
 // The tensor's shape and the standard deviation of its values (0 for a norm
 // gamma: 1 + U(-0.1, 0.1)).
 struct TensorPlan {
@@ -70,6 +85,10 @@ std::vector<TensorPlan> Plan(const ModelConfig& c) {
     plan.push_back({p + "self_attn.o_proj.weight",
                     {h, qd},
                     out_scale / std::sqrt(double(qd))});
+    if (c.qk_norm) {
+      plan.push_back({p + "self_attn.q_norm.weight", {c.head_dim}, 0.0});
+      plan.push_back({p + "self_attn.k_norm.weight", {c.head_dim}, 0.0});
+    }
     if (c.qkv_bias) {
       plan.push_back({p + "self_attn.q_proj.bias", {qd}, 0.1});
       plan.push_back({p + "self_attn.k_proj.bias", {kvd}, 0.1});
@@ -132,8 +151,9 @@ StatusOr<ModelConfig> SynthPreset(std::string_view preset) {
   if (preset == "tiny") return Llama(128, 4, 4, 2, 352, 1024, false);
   if (preset == "small") return Llama(512, 8, 8, 2, 1408, 8192, true);
   if (preset == "medium") return Llama(2048, 16, 32, 8, 5632, 32000, false);
+  if (preset == "qwen3-tiny") return Qwen3(128, 4, 4, 2, 64, 352, 1024);
   return InvalidArgument("--preset: got \"" + std::string(preset) +
-                         "\", want tiny, small or medium");
+                         "\", want tiny, small, medium or qwen3-tiny");
 }
 
 int64_t ParameterCount(const ModelConfig& config) {

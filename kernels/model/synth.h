@@ -1,9 +1,9 @@
 // Seeded synthetic Llama-shaped models in the Hugging Face format: the
 // embedded default model of the demo and the tests (no downloads).
 //
-// `layerproof model synth --preset tiny|small|medium --seed N --out DIR`
-// writes config.json, model.safetensors (bf16 by default) and a byte-level
-// BPE tokenizer.json. Weights are uniform with the standard deviation of a
+// `layerproof model synth --preset tiny|small|medium|qwen3-tiny --seed N
+// --out DIR` writes config.json and model.safetensors (bf16 by default);
+// text::SynthesizeTextModel adds a byte-level BPE tokenizer.json. Weights are uniform with the standard deviation of a
 // variance-preserving init (1/sqrt(fan_in)), output projections scaled by
 // 1/sqrt(2L), so activations stay O(1) through every layer, as in a trained
 // model, and attention is far from uniform. Every value comes from Philox
@@ -27,7 +27,8 @@ namespace layerproof::kernels::model {
 // tiny: ~1M params (unit tests); small: ~27M, GQA, tied embeddings (the
 // demo default); medium: TinyLlama's block shape (hidden 2048, 32 heads,
 // 8 KV heads, FFN 5632, vocab 32000) with 16 layers, ~0.85B params
-// (benchmarks).
+// (benchmarks); qwen3-tiny: tiny's size in Qwen3's shape (per-head q/k
+// norms, head_dim 64 with hidden 128 and 4 heads, tied embeddings).
 StatusOr<ModelConfig> SynthPreset(std::string_view preset);
 
 struct SynthOptions {

@@ -15,7 +15,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "kernels/model/engine.h"
-#include "text/tokenizer.h"
+#include "text/model_text.h"
 #include "layerproof/v1/inference.grpc.pb.h"
 #include "layerproof/v1/opening.grpc.pb.h"
 #include "prover/inference_pipeline.h"
@@ -53,7 +53,7 @@ class JournalHandle {
 struct ServiceContext {
   InferencePipeline* pipeline = nullptr;
   const kernels::model::Engine* engine = nullptr;
-  const text::Tokenizer* tokenizer = nullptr;  // may be null
+  const text::ModelText* text = nullptr;  // may be null
   GenerateLimits limits;
   v1::ModelInfoResponse model_info;
   JournalHandle* journal = nullptr;

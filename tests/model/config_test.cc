@@ -245,6 +245,41 @@ TEST(ConfigTest, ParsesQwen2WithBiasAndTiedEmbeddings) {
   EXPECT_EQ(c.eos_token_ids, std::vector<int32_t>{151643});
 }
 
+// Qwen3-0.6B's config.json (the published values).
+constexpr char kQwen3_06B[] = R"({
+  "architectures": ["Qwen3ForCausalLM"], "attention_bias": false,
+  "attention_dropout": 0.0, "bos_token_id": 151643, "eos_token_id": 151645,
+  "head_dim": 128, "hidden_act": "silu", "hidden_size": 1024,
+  "initializer_range": 0.02, "intermediate_size": 3072,
+  "max_position_embeddings": 40960, "max_window_layers": 28,
+  "model_type": "qwen3", "num_attention_heads": 16, "num_hidden_layers": 28,
+  "num_key_value_heads": 8, "rms_norm_eps": 1e-06, "rope_scaling": null,
+  "rope_theta": 1000000, "sliding_window": null, "tie_word_embeddings": true,
+  "torch_dtype": "bfloat16", "transformers_version": "4.51.0",
+  "use_cache": true, "use_sliding_window": false, "vocab_size": 151936
+})";
+
+TEST(ConfigTest, ParsesQwen3WithQkNormAndExplicitHeadDim) {
+  const ModelConfig c = MustParse(kQwen3_06B);
+  EXPECT_EQ(c.architecture, "Qwen3ForCausalLM");
+  EXPECT_EQ(c.model_type, "qwen3");
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_FALSE(c.qkv_bias);
+  EXPECT_TRUE(c.tie_word_embeddings);
+  EXPECT_EQ(c.head_dim, 128);  // not 1024 / 16
+  EXPECT_EQ(c.num_kv_heads, 8);
+  EXPECT_EQ(c.rope_theta, 1e6);
+  EXPECT_EQ(c.eos_token_ids, std::vector<int32_t>{151645});
+  EXPECT_EQ(MustParse(WriteModelConfig(c)), c);
+  // attention_bias would bias o_proj too: refused, naming the field.
+  std::string biased = kQwen3_06B;
+  biased.replace(biased.find("\"attention_bias\": false"), 23,
+                 "\"attention_bias\": true");
+  const auto bad = ParseModelConfig(biased, "config.json");
+  EXPECT_EQ(bad.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(bad.status().message().find("attention_bias"), std::string::npos);
+}
+
 TEST(ConfigTest, GenerationConfigReplacesStopIds) {
   // Qwen2.5's generation_config.json stops on <|im_end|> and <|endoftext|>
   // where config.json names only <|endoftext|>.

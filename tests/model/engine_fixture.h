@@ -64,6 +64,19 @@ inline void Qwen2Variant(ModelConfig& c) {
   c.head_dim = c.hidden_size / 8;
 }
 
+// A Qwen3-shaped variant of tiny: per-head q/k norms, head_dim 64 with
+// hidden 128 and 4 heads (so q_dim != hidden), tied embeddings, Qwen3's eps
+// and RoPE base.
+inline void Qwen3Variant(ModelConfig& c) {
+  c.architecture = "Qwen3ForCausalLM";
+  c.model_type = "qwen3";
+  c.qk_norm = true;
+  c.tie_word_embeddings = true;
+  c.head_dim = 64;
+  c.rms_norm_eps = 1e-6;
+  c.rope_theta = 1000000.0;
+}
+
 // tiny, or its Qwen2-style variant.
 inline std::unique_ptr<SynthModel> MakeSynthModel(const std::string& tag,
                                                   bool qwen2_variant,

@@ -85,6 +85,7 @@ INSTANTIATE_TEST_SUITE_P(
     Models, EngineVsReference,
     ::testing::Values(Variant{"Tiny", nullptr},
                       Variant{"GqaQkvBiasTied", Qwen2Variant},
+                      Variant{"Qwen3QkNormHeadDim", testing::Qwen3Variant},
                       Variant{"Llama3RopeScaling", Llama3Rope}),
     [](const auto& info) { return std::string(info.param.name); });
 

@@ -20,10 +20,21 @@ using testing::MakeSynthModel;
 using testing::RecordingTap;
 using testing::SynthModel;
 
-const Model& Tiny(bool variant) {
+// The shapes every invariance runs on: tiny Llama, its Qwen2-style variant
+// (GQA 8/2, QKV bias, tied), its Qwen3-shaped variant (q/k norms, head_dim
+// != hidden / heads).
+enum class Shape { kTiny, kQwen2, kQwen3 };
+
+const Model& Tiny(Shape shape) {
   static std::unique_ptr<SynthModel> plain = MakeSynthModel("tiny", false);
-  static std::unique_ptr<SynthModel> qwen = MakeSynthModel("qwen2", true);
-  return variant ? *qwen->model : *plain->model;
+  static std::unique_ptr<SynthModel> qwen2 = MakeSynthModel("qwen2", true);
+  static std::unique_ptr<SynthModel> qwen3 =
+      testing::MakeSynthModelWith("qwen3", testing::Qwen3Variant);
+  switch (shape) {
+    case Shape::kQwen2: return *qwen2->model;
+    case Shape::kQwen3: return *qwen3->model;
+    default: return *plain->model;
+  }
 }
 
 struct RunRecord {
@@ -103,7 +114,7 @@ void ExpectSameRun(const RunRecord& want, const RunRecord& got,
 
 const std::vector<int32_t> kPrompt = {5, 300, 17, 940, 2, 77, 513, 64, 1000};
 
-class EngineInvariance : public ::testing::TestWithParam<bool> {
+class EngineInvariance : public ::testing::TestWithParam<Shape> {
  protected:
   const Model& model() { return Tiny(GetParam()); }
 };
@@ -244,9 +255,15 @@ TEST_P(EngineInvariance, ActivationsStayInARealisticRange) {
   EXPECT_LT(lmax, 100.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(TinyAndQwen2Variant, EngineInvariance,
-                         ::testing::Values(false, true), [](const auto& info) {
-                           return info.param ? "Qwen2Variant" : "Tiny";
+INSTANTIATE_TEST_SUITE_P(Shapes, EngineInvariance,
+                         ::testing::Values(Shape::kTiny, Shape::kQwen2,
+                                           Shape::kQwen3),
+                         [](const auto& info) {
+                           switch (info.param) {
+                             case Shape::kQwen2: return "Qwen2Variant";
+                             case Shape::kQwen3: return "Qwen3Variant";
+                             default: return "Tiny";
+                           }
                          });
 
 // The CUDA executor (weights, activations and KV caches in device memory)
@@ -256,19 +273,18 @@ INSTANTIATE_TEST_SUITE_P(TinyAndQwen2Variant, EngineInvariance,
 TEST(EngineCuda, DeviceResidentEngineMatchesRef) {
   StatusOr<Backend*> cuda = GetBackend(BackendKind::kCuda);
   if (!cuda.ok()) GTEST_SKIP() << "no CUDA: " << cuda.status().ToString();
-  for (bool variant : {false, true}) {
-    const Model& m = Tiny(variant);
+  for (Shape shape : {Shape::kTiny, Shape::kQwen2, Shape::kQwen3}) {
+    const Model& m = Tiny(shape);
     for (float temperature : {0.0f, 0.8f}) {
       GenerationRequest r = Request(kPrompt, 8, temperature, 5);
-      ExpectSameRun(
-          RunAlone(m, Ref(), r), RunAlone(m, *cuda, r),
-          std::string("cuda variant ") + (variant ? "qwen2" : "tiny"));
+      ExpectSameRun(RunAlone(m, Ref(), r), RunAlone(m, *cuda, r),
+                    "cuda, " + m.config().architecture);
     }
   }
 }
 
 TEST(Engine, StopsOnStopTokenMaxTokensContextAndCancel) {
-  const Model& m = Tiny(false);
+  const Model& m = Tiny(Shape::kTiny);
   Backend* b = *DefaultBackend();
   const RunRecord greedy = RunAlone(m, b, Request(kPrompt, 4));
   GenerationRequest stop = Request(kPrompt, 4);
@@ -301,7 +317,7 @@ TEST(Engine, StopsOnStopTokenMaxTokensContextAndCancel) {
 }
 
 TEST(Engine, SeededSamplingIsReproducibleAndSeedsDiffer) {
-  const Model& m = Tiny(false);
+  const Model& m = Tiny(Shape::kTiny);
   Backend* b = *DefaultBackend();
   const RunRecord a = RunAlone(m, b, Request(kPrompt, 12, 1.5f, 1));
   const RunRecord a2 = RunAlone(m, b, Request(kPrompt, 12, 1.5f, 1));
@@ -311,7 +327,7 @@ TEST(Engine, SeededSamplingIsReproducibleAndSeedsDiffer) {
 }
 
 TEST(Engine, BadRequestsNameTheField) {
-  const Model& m = Tiny(false);
+  const Model& m = Tiny(Shape::kTiny);
   std::unique_ptr<Executor> ex;
   std::unique_ptr<Engine> e = MakeEngine(m, Ref(), &ex);
   auto expect_bad = [&](GenerationRequest r, const std::string& field) {
@@ -341,11 +357,11 @@ TEST(Engine, BadRequestsNameTheField) {
             StatusCode::kInvalidArgument);
 }
 
-// Golden: the tiny model of seed 7, its digest and the layer hashes and
-// greedy tokens of a fixed prompt, as `layerproof forward` prints them. The
-// cross-platform contract of the whole model path (tests/golden/README.md).
-TEST(EngineGolden, TinyModelLayerHashesMatchGoldenFile) {
-  const Model& m = Tiny(false);
+// Golden: the model of seed 7, its digest and the layer hashes and greedy
+// tokens of a fixed prompt, as `layerproof forward` prints them, against
+// tests/golden/`file`. The cross-platform contract of the whole model path
+// (tests/golden/README.md).
+void ExpectGolden(const Model& m, const std::string& file) {
   std::unique_ptr<Executor> ex;
   std::unique_ptr<Engine> e = MakeEngine(m, *DefaultBackend(), &ex);
   RecordingTap tap;
@@ -363,8 +379,7 @@ TEST(EngineGolden, TinyModelLayerHashesMatchGoldenFile) {
   for (int32_t t : f->output) got << " " << t;
   got << "\n";
 
-  const std::string path =
-      std::string(LP_SOURCE_DIR) + "/tests/golden/model_tiny.golden";
+  const std::string path = std::string(LP_SOURCE_DIR) + "/tests/golden/" + file;
   if (std::getenv("LP_WRITE_GOLDEN") != nullptr) {
     std::ofstream(path) << got.str();
     GTEST_SKIP() << "wrote " << path;
@@ -374,6 +389,14 @@ TEST(EngineGolden, TinyModelLayerHashesMatchGoldenFile) {
   std::stringstream want;
   want << in.rdbuf();
   EXPECT_EQ(want.str(), got.str());
+}
+
+TEST(EngineGolden, TinyModelLayerHashesMatchGoldenFile) {
+  ExpectGolden(Tiny(Shape::kTiny), "model_tiny.golden");
+}
+
+TEST(EngineGolden, Qwen3ShapedModelLayerHashesMatchGoldenFile) {
+  ExpectGolden(Tiny(Shape::kQwen3), "model_qwen3.golden");
 }
 
 }  // namespace

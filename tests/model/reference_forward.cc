@@ -362,6 +362,9 @@ std::vector<double> RunBlocks(const RefModel& m,
     std::vector<double> q = Linear(x, T, H, b.wq, b.bq, nq * D);
     std::vector<double> k = Linear(x, T, H, b.wk, b.bk, nkv * D);
     const std::vector<double> v = Linear(x, T, H, b.wv, b.bv, nkv * D);
+    // Qwen3: each head of q and k is RMS-normalised over head_dim first.
+    if (!b.q_norm.empty()) q = RmsNorm(q, T * nq, D, b.q_norm, c.rms_norm_eps);
+    if (!b.k_norm.empty()) k = RmsNorm(k, T * nkv, D, b.k_norm, c.rms_norm_eps);
     for (int64_t t = 0; t < T; ++t) {
       for (int64_t j = 0; j < nq; ++j) {
         RefApplyRope(inv_freq, t, &q[(t * nq + j) * D], D);
@@ -452,6 +455,10 @@ std::unique_ptr<RefModel> LoadRefModel(const std::string& dir,
          Take(tensors, a + "v_proj.bias", {kv_dim}, true, &b.bv, error) &&
          Take(tensors, a + "o_proj.weight", {H, q_dim}, false, &b.wo, error) &&
          Take(tensors, a + "o_proj.bias", {H}, true, &b.bo, error) &&
+         Take(tensors, a + "q_norm.weight", {c.head_dim}, true, &b.q_norm,
+              error) &&
+         Take(tensors, a + "k_norm.weight", {c.head_dim}, true, &b.k_norm,
+              error) &&
          Take(tensors, f + "gate_proj.weight", {I, H}, false, &b.w_gate,
               error) &&
          Take(tensors, f + "gate_proj.bias", {I}, true, &b.b_gate, error) &&

@@ -49,6 +49,9 @@ struct RefBlock {
   std::vector<double> wk, bk;          // [kv_heads * head_dim][hidden]
   std::vector<double> wv, bv;          // [kv_heads * head_dim][hidden]
   std::vector<double> wo, bo;          // [hidden][heads * head_dim]
+  // Qwen3's per-head RMSNorm gammas of q and k ([head_dim]), applied
+  // before RoPE; empty when the checkpoint has none.
+  std::vector<double> q_norm, k_norm;
   std::vector<double> post_norm;       // [hidden]
   std::vector<double> w_gate, b_gate;  // [intermediate][hidden]
   std::vector<double> w_up, b_up;      // [intermediate][hidden]

@@ -17,6 +17,7 @@ struct Engine::LayerParams {
   std::unique_ptr<Vector> input_norm, post_norm;
   std::unique_ptr<Matrix> q, k, v, o, gate, up, down;
   Bias q_bias, k_bias, v_bias;  // count() == 0 when the model has none
+  std::unique_ptr<Vector> q_norm, k_norm;  // null unless config.qk_norm
 };
 
 // One layer's KV cache: [capacity][n_kv_heads][head_dim] each, the layout
