@@ -198,6 +198,18 @@ Status ParseRope(const FieldReader& r, ModelConfig* c) {
   return OkStatus();
 }
 
+// Qwen2's and Qwen3's use_sliding_window: true is not implemented.
+Status RefuseSlidingWindow(const FieldReader& r) {
+  LP_ASSIGN_OR_RETURN(std::optional<bool> sliding,
+                      r.OptionalBool("use_sliding_window"));
+  if (sliding.value_or(false)) {
+    return UnimplementedError(r.Where("use_sliding_window") +
+                              ": got true, but sliding-window attention is "
+                              "not supported");
+  }
+  return OkStatus();
+}
+
 // Biases, sliding windows and the activation: everything the engine does not
 // implement is refused here rather than silently computed wrong.
 Status ParseVariant(const FieldReader& r, ModelConfig* c) {
@@ -249,22 +261,10 @@ Status ParseVariant(const FieldReader& r, ModelConfig* c) {
           ": got true, but attention biases (o_proj's among them) are not "
           "supported");
     }
-    LP_ASSIGN_OR_RETURN(std::optional<bool> sliding,
-                        r.OptionalBool("use_sliding_window"));
-    if (sliding.value_or(false)) {
-      return UnimplementedError(r.Where("use_sliding_window") +
-                                ": got true, but sliding-window attention is "
-                                "not supported");
-    }
+    LP_RETURN_IF_ERROR(RefuseSlidingWindow(r));
   } else if (c->model_type == "qwen2") {
     c->qkv_bias = true;  // Qwen2 always has q/k/v biases, never o_proj's
-    LP_ASSIGN_OR_RETURN(std::optional<bool> sliding,
-                        r.OptionalBool("use_sliding_window"));
-    if (sliding.value_or(false)) {
-      return UnimplementedError(r.Where("use_sliding_window") +
-                                ": got true, but sliding-window attention is "
-                                "not supported");
-    }
+    LP_RETURN_IF_ERROR(RefuseSlidingWindow(r));
   }
   return OkStatus();
 }

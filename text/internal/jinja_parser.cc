@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "text/internal/jinja_ast.h"
+#include "text/internal/unicode.h"
 
 namespace layerproof::text::internal::jinja {
 namespace {
@@ -201,21 +202,7 @@ Status Unescape(std::string_view raw, int line, const Errors& err,
         if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
           return err.At(line, "escape is not a Unicode scalar value");
         }
-        // UTF-8.
-        if (cp < 0x80) out->push_back(static_cast<char>(cp));
-        else if (cp < 0x800) {
-          out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        } else if (cp < 0x10000) {
-          out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-          out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        } else {
-          out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-          out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-          out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-          out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-        }
+        AppendUtf8(cp, out);
         break;
       }
       default:  // Python keeps an unknown escape as written.

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <system_error>
 
+#include "text/internal/unicode.h"
+
 namespace layerproof::text::internal::jinja {
 
 Value Value::Undefined(std::string what) {
@@ -169,14 +171,11 @@ void JsonString(const std::string& s, bool ensure_ascii, std::string* out) {
       out->push_back(kHex[c >> 4]);
       out->push_back(kHex[c & 15]);
     } else if (c >= 0x80 && ensure_ascii) {
-      // Decode the UTF-8 sequence; write \uXXXX (surrogate pairs above
-      // the BMP), as json.dumps(ensure_ascii=True).
-      int len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
-      uint32_t cp = c & (0x7F >> len);
-      for (int k = 1; k < len && i + k < s.size(); ++k) {
-        cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-      }
-      i += static_cast<size_t>(len - 1);
+      // \uXXXX (surrogate pairs above the BMP), as
+      // json.dumps(ensure_ascii=True); strings are valid UTF-8.
+      size_t len = 0;
+      uint32_t cp = DecodeUtf8(s, i, &len);
+      i += len - 1;
       auto unit = [&](uint32_t u) {
         char b[8];
         std::snprintf(b, sizeof b, "\\u%04x", u);
