@@ -150,6 +150,23 @@ TEST(ChatTemplateTest, RenderErrorsAndLimits) {
   ASSERT_FALSE(big.ok());
   EXPECT_THAT(big.status().message(), HasSubstr("t.jinja"));
   std::string nested = "{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}";
+  // Doubling a string or a list stops at the value limits, not at memory.
+  auto doubling = RenderWith("{% set ns = namespace(s='ab', l=[1]) %}{% for i in range(64) %}"
+                             "{% set ns.s = ns.s ~ ns.s %}{% set ns.l = ns.l + ns.l %}{% endfor %}",
+                             Json::array());
+  ASSERT_FALSE(doubling.ok());
+  EXPECT_THAT(doubling.status().message(), HasSubstr("passes"));
+  // A namespace that holds itself prints to a bounded depth, and tojson of
+  // it is refused: no endless recursion.
+  auto self = RenderWith("{% set ns = namespace(a=1) %}{% set ns.me = ns %}{{ ns }}", Json::array());
+  ASSERT_TRUE(self.ok()) << self.status().ToString();
+  EXPECT_THAT(*self, HasSubstr("..."));
+  EXPECT_FALSE(RenderWith("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns | tojson }}",
+                          Json::array()).ok());
+  auto replaced = RenderWith("{% set ns = namespace(s='a') %}{% for i in range(64) %}"
+                             "{% set ns.s = ns.s.replace('a', 'aa') %}{% endfor %}",
+                             Json::array());
+  EXPECT_FALSE(replaced.ok());
   EXPECT_FALSE(ChatTemplate::Parse(nested, "t.jinja").ok());
 }
 

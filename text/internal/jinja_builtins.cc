@@ -246,6 +246,16 @@ Status ErrorAt(int line, const std::string& what) {
   return kernels::InvalidArgument("line " + std::to_string(line) + ": " + what);
 }
 
+Status CheckSize(const Value& v, int line) {
+  if (v.is_string() && v.s.size() > kMaxValueBytes) {
+    return ErrorAt(line, "a string passes " + std::to_string(kMaxValueBytes) + " bytes");
+  }
+  if (v.is_list() && v.list->size() > kMaxListItems) {
+    return ErrorAt(line, "a list passes " + std::to_string(kMaxListItems) + " items");
+  }
+  return OkStatus();
+}
+
 std::string Strip(const std::string& s, const Value& chars, bool left, bool right) {
   const std::vector<std::string> cs = Chars(s);
   std::vector<std::string> set;

@@ -15,6 +15,9 @@ namespace layerproof::text::internal::jinja {
 // added by Render).
 Status ErrorAt(int line, const std::string& what);
 
+// Refuses a value past kMaxValueBytes / kMaxListItems (jinja_value.h).
+Status CheckSize(const Value& v, int line);
+
 StatusOr<Value> ApplyFilter(const std::string& name, const Value& target,
                             CallArgs& args);
 StatusOr<bool> ApplyTest(const std::string& name, const Value& target,

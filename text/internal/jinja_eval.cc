@@ -245,13 +245,17 @@ class Evaluator {
         }
         CallArgs args;
         LP_RETURN_IF_ERROR(Args(e, 1, &args));
-        return (*fn.fn)(args);
+        LP_ASSIGN_OR_RETURN(Value r, (*fn.fn)(args));
+        LP_RETURN_IF_ERROR(CheckSize(r, e.line));
+        return r;
       }
       case Expr::Kind::kFilter: {
         LP_ASSIGN_OR_RETURN(Value target, Eval(*e.args[0]));
         CallArgs args;
         LP_RETURN_IF_ERROR(Args(e, 1, &args));
-        return ApplyFilter(e.name, target, args);
+        LP_ASSIGN_OR_RETURN(Value r, ApplyFilter(e.name, target, args));
+        LP_RETURN_IF_ERROR(CheckSize(r, e.line));
+        return r;
       }
       case Expr::Kind::kTest: {
         LP_ASSIGN_OR_RETURN(Value target, Eval(*e.args[0]));
@@ -289,7 +293,9 @@ class Evaluator {
       case Expr::Kind::kBinary: {
         LP_ASSIGN_OR_RETURN(Value a, Eval(*e.args[0]));
         LP_ASSIGN_OR_RETURN(Value b, Eval(*e.args[1]));
-        return Binary(e.name, a, b, e.negated, e.line);
+        LP_ASSIGN_OR_RETURN(Value r, Binary(e.name, a, b, e.negated, e.line));
+        LP_RETURN_IF_ERROR(CheckSize(r, e.line));
+        return r;
       }
     }
     return ErrorAt(e.line, "unknown expression");

@@ -197,7 +197,13 @@ void JsonString(const std::string& s, bool ensure_ascii, std::string* out) {
 
 Status JsonValue(const Value& v, const ToJsonOptions& o, int depth,
                  std::string* out) {
-  if (depth > 64) return kernels::InvalidArgument("tojson: nested too deeply");
+  if (depth > kMaxPrintDepth) {
+    return kernels::InvalidArgument("tojson: nested too deeply");
+  }
+  if (out->size() > kMaxValueBytes) {
+    return kernels::InvalidArgument("tojson: the text passes " +
+                                    std::to_string(kMaxValueBytes) + " bytes");
+  }
   const std::string item_sep =
       o.separators ? o.separators->first : (o.indent ? "," : ", ");
   const std::string key_sep = o.separators ? o.separators->second : ": ";
@@ -287,52 +293,86 @@ bool Equal(const Value& a, const Value& b) {
   }
 }
 
-std::string Repr(const Value& v) {
-  if (v.kind != Value::Kind::kString) return Str(v);
+namespace {
+
+void AppendStr(const Value& v, bool repr, int depth, std::string* out);
+
+void AppendRepr(const Value& v, int depth, std::string* out) {
+  if (v.kind != Value::Kind::kString) {
+    AppendStr(v, true, depth, out);
+    return;
+  }
   // Python picks single quotes unless the text has ' and no ".
   const bool dq = v.s.find('\'') != std::string::npos &&
                   v.s.find('"') == std::string::npos;
   const char q = dq ? '"' : '\'';
-  std::string out(1, q);
+  out->push_back(q);
   for (char c : v.s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == q) { out += '\\'; out += c; }
-    else if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\t') out += "\\t";
-    else out += c;
+    if (c == '\\') *out += "\\\\";
+    else if (c == q) { out->push_back('\\'); out->push_back(c); }
+    else if (c == '\n') *out += "\\n";
+    else if (c == '\r') *out += "\\r";
+    else if (c == '\t') *out += "\\t";
+    else out->push_back(c);
   }
-  return out + q;
+  out->push_back(q);
+}
+
+void AppendStr(const Value& v, bool repr, int depth, std::string* out) {
+  if (out->size() > kMaxValueBytes) return;
+  switch (v.kind) {
+    case Value::Kind::kUndefined: return;
+    case Value::Kind::kNone: *out += "None"; return;
+    case Value::Kind::kBool: *out += v.b ? "True" : "False"; return;
+    case Value::Kind::kInt: *out += std::to_string(v.i); return;
+    case Value::Kind::kFloat: *out += FloatRepr(v.f); return;
+    case Value::Kind::kString:
+      if (repr) AppendRepr(v, depth, out);
+      else *out += v.s;
+      return;
+    case Value::Kind::kFunction: *out += "<function>"; return;
+    case Value::Kind::kList:
+    case Value::Kind::kDict:
+    case Value::Kind::kNamespace:
+      break;
+  }
+  if (depth >= kMaxPrintDepth) {
+    *out += "...";
+    return;
+  }
+  if (v.kind == Value::Kind::kList) {
+    out->push_back('[');
+    for (size_t k = 0; k < v.list->size() && out->size() <= kMaxValueBytes; ++k) {
+      if (k > 0) *out += ", ";
+      AppendRepr((*v.list)[k], depth + 1, out);
+    }
+    out->push_back(']');
+    return;
+  }
+  const bool ns = v.kind == Value::Kind::kNamespace;
+  *out += ns ? "<Namespace {" : "{";
+  for (size_t k = 0; k < v.dict->size() && out->size() <= kMaxValueBytes; ++k) {
+    if (k > 0) *out += ", ";
+    AppendRepr(Value::Str((*v.dict)[k].first), depth + 1, out);
+    *out += ": ";
+    AppendRepr((*v.dict)[k].second, depth + 1, out);
+  }
+  *out += ns ? "}>" : "}";
+}
+
+}  // namespace
+
+std::string Repr(const Value& v) {
+  std::string out;
+  AppendRepr(v, 0, &out);
+  return out;
 }
 
 std::string Str(const Value& v) {
-  switch (v.kind) {
-    case Value::Kind::kUndefined: return "";
-    case Value::Kind::kNone: return "None";
-    case Value::Kind::kBool: return v.b ? "True" : "False";
-    case Value::Kind::kInt: return std::to_string(v.i);
-    case Value::Kind::kFloat: return FloatRepr(v.f);
-    case Value::Kind::kString: return v.s;
-    case Value::Kind::kList: {
-      std::string out = "[";
-      for (size_t k = 0; k < v.list->size(); ++k) {
-        if (k > 0) out += ", ";
-        out += Repr((*v.list)[k]);
-      }
-      return out + "]";
-    }
-    case Value::Kind::kDict:
-    case Value::Kind::kNamespace: {
-      std::string out = v.kind == Value::Kind::kNamespace ? "<Namespace {" : "{";
-      for (size_t k = 0; k < v.dict->size(); ++k) {
-        if (k > 0) out += ", ";
-        out += Repr(Value::Str((*v.dict)[k].first)) + ": " + Repr((*v.dict)[k].second);
-      }
-      return out + (v.kind == Value::Kind::kNamespace ? "}>" : "}");
-    }
-    case Value::Kind::kFunction: return "<function>";
-  }
-  return "";
+  if (v.kind == Value::Kind::kString) return v.s;
+  std::string out;
+  AppendStr(v, false, 0, &out);
+  return out;
 }
 
 const char* TypeName(const Value& v) {

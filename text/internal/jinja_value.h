@@ -26,6 +26,14 @@ namespace layerproof::text::internal::jinja {
 using kernels::Status;
 using kernels::StatusOr;
 
+// No string a template builds may pass this, nor a list this many items,
+// so doubling a value in a loop cannot exhaust memory before the output
+// limit is reached; str() and tojson stop there too, and at this nesting
+// depth (a namespace can hold itself).
+inline constexpr size_t kMaxValueBytes = size_t{4} << 20;
+inline constexpr size_t kMaxListItems = size_t{1} << 20;
+inline constexpr int kMaxPrintDepth = 64;
+
 struct Value;
 using List = std::vector<Value>;
 // Insertion-ordered, like Python's dict.
@@ -87,7 +95,9 @@ bool Truthy(const Value& v);
 // Python ==, deep for lists and dicts (1 == 1.0 and True == 1 hold).
 bool Equal(const Value& a, const Value& b);
 // Python str(): None -> "None", True -> "True", floats as repr, lists and
-// dicts as repr; Undefined -> "".
+// dicts as repr; Undefined -> "". Containers nested past kMaxPrintDepth
+// print as "..."; the text stops once it passes kMaxValueBytes (callers
+// then refuse it by its size).
 std::string Str(const Value& v);
 // Python repr() (strings quoted as Python quotes them).
 std::string Repr(const Value& v);
