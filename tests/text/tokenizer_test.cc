@@ -712,6 +712,19 @@ TEST(TokenizerErrorTest, DecodeOutOfRangeIdNamesIt) {
   }
 }
 
+TEST(TokenizerErrorTest, CatastrophicPatternFailsInsteadOfHanging) {
+  // (a+)+$ backtracks exponentially on a run of a's that ends in "!": the
+  // search stops at Oniguruma's limit and Encode says so.
+  const std::string pre =
+      R"({"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "(a+)+$"}, "behavior": "Isolated", "invert": false}, {"type": "ByteLevel", "add_prefix_space": false, "use_regex": false}]})";
+  std::unique_ptr<Tokenizer> t = MustLoad(ByteLevelJson(WithPre(pre)));
+  ASSERT_NE(t, nullptr);
+  StatusOr<Ids> ids = t->Encode(std::string(40, 'a') + "!", false);
+  ASSERT_FALSE(ids.ok());
+  EXPECT_EQ(ids.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(ids.status().message(), HasSubstr("backtracks"));
+}
+
 TEST(TokenizerErrorTest, LoadMissingFile) {
   StatusOr<std::unique_ptr<Tokenizer>> t =
       Tokenizer::Load("/nonexistent/tokenizer.json");

@@ -22,6 +22,11 @@ void InitializeOnce() {
   std::call_once(once, [] {
     OnigEncoding encodings[] = {ONIG_ENCODING_UTF8};
     onig_initialize(encodings, 1);
+    // A search (not only one match attempt, which has this limit by
+    // default) stops with an error after this many backtracking steps, so
+    // a hostile pattern cannot hold a thread: real patterns stay orders of
+    // magnitude below it, and the error is InvalidArgument, never a guess.
+    onig_set_retry_limit_in_search(10'000'000);
   });
 }
 
