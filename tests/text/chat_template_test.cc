@@ -96,6 +96,22 @@ TEST(ChatTemplateTest, LoopsScopesAndNamespaces) {
   EXPECT_EQ(MustRender("{{ today }}", {{"today", "x"}}), "x");
 }
 
+TEST(ChatTemplateTest, MacrosBindArgumentsAndSeeOnlyTheTopLevel) {
+  EXPECT_EQ(MustRender("{% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}"
+                       "{{ greet('a') }} {{ greet('b', '?') }} {{ greet(punct='.', name='c') }}"),
+            "Hi a! Hi b? Hi c.");
+  // Recursion, and a macro does not see the caller's loop variable.
+  EXPECT_EQ(MustRender("{% macro count(n) %}{{ n }}{% if n > 0 %},{{ count(n - 1) }}{% endif %}"
+                       "{% endmacro %}{{ count(3) }}"),
+            "3,2,1,0");
+  EXPECT_EQ(MustRender("{% set top = 'T' %}{% macro show() %}{{ top }}{{ x }}{% endmacro %}"
+                       "{% for x in [1] %}{{ show() }}{% endfor %}"),
+            "T");
+  EXPECT_FALSE(RenderWith("{% macro m(a) %}{% endmacro %}{{ m(1, 2) }}", Json::array()).ok());
+  EXPECT_FALSE(RenderWith("{% macro m(a) %}{% endmacro %}{{ m(b=1) }}", Json::array()).ok());
+  EXPECT_FALSE(RenderWith("{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}", Json::array()).ok());
+}
+
 TEST(ChatTemplateTest, StrftimeNowUsesTheGivenClock) {
   auto t = ChatTemplate::Parse("{{ strftime_now('%d %b %Y') }}", "t.jinja");
   ASSERT_TRUE(t.ok());
@@ -109,7 +125,7 @@ TEST(ChatTemplateTest, StrftimeNowUsesTheGivenClock) {
 
 TEST(ChatTemplateTest, UnsupportedConstructsAreRefusedByName) {
   for (const auto& [source, what] : std::vector<std::pair<std::string, std::string>>{
-           {"{% macro m() %}x{% endmacro %}", "{% macro %}"},
+           {"{% call m() %}x{% endcall %}", "{% call %}"},
            {"a\n{% include 'x' %}", "line 2: {% include %}"},
            {"{% raw %}x{% endraw %}", "{% raw %}"},
            {"{% set x %}y{% endset %}", "a {% set %} block"},

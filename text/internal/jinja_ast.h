@@ -56,17 +56,28 @@ using NodePtr = std::unique_ptr<Node>;
 using Body = std::vector<NodePtr>;
 
 struct Node {
-  enum class Kind : uint8_t { kText, kOutput, kIf, kFor, kSet, kBreak, kContinue };
+  enum class Kind : uint8_t {
+    kText,
+    kOutput,
+    kIf,
+    kFor,
+    kSet,
+    kBreak,
+    kContinue,
+    kMacro
+  };
   Kind kind = Kind::kText;
   int line = 0;
   std::string text;  // kText
   ExprPtr expr;      // kOutput, kSet value, kFor iterable
   // kIf: (condition, body) per branch; a null condition is `else`.
   std::vector<std::pair<ExprPtr, Body>> branches;
-  // kFor: the loop variables; kSet: {name} or {namespace, attribute}.
+  // kFor: the loop variables; kSet: {name} or {namespace, attribute};
+  // kMacro: {name, parameter names...}.
   std::vector<std::string> targets;
+  std::vector<ExprPtr> defaults;  // kMacro: per parameter, null when none
   ExprPtr filter;  // kFor: the `if` after the iterable (may be null)
-  Body body, else_body;  // kFor
+  Body body, else_body;  // kFor; kMacro: body
 };
 
 // Parses template source; errors name `file` and the line.

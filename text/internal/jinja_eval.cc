@@ -1,5 +1,6 @@
 #include "text/internal/jinja_eval.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -46,7 +47,7 @@ class Evaluator {
  private:
   Status Emit(const std::string& s, int line) {
     out_ += s;
-    if (out_.size() > limits_.max_output_bytes) {
+    if (out_.size() > limits_.max_output_bytes || out_.size() > kMaxValueBytes) {
       return ErrorAt(line, "output passes " +
                                std::to_string(limits_.max_output_bytes) + " bytes");
     }
@@ -87,6 +88,12 @@ class Evaluator {
       }
       case Node::Kind::kFor:
         return ExecFor(n);
+      case Node::Kind::kMacro: {
+        const Node* macro = &n;
+        scopes_.back()[n.targets[0]] = Value::Func(
+            [this, macro](CallArgs& a) { return CallMacro(*macro, a); });
+        return OkStatus();
+      }
       case Node::Kind::kBreak:
         *flow = Flow::kBreak;
         return OkStatus();
@@ -95,6 +102,60 @@ class Evaluator {
         return OkStatus();
     }
     return OkStatus();
+  }
+
+  // A macro call: its parameters bound (positional, then keyword, then the
+  // defaults, evaluated now; Undefined when none) in a scope that sees the
+  // template's top level, not the caller's locals, as Jinja2's macros do;
+  // the body renders into a string of its own.
+  StatusOr<Value> CallMacro(const Node& m, CallArgs& a) {
+    const std::string& name = m.targets[0];
+    const size_t params = m.targets.size() - 1;
+    if (a.positional.size() > params) {
+      return ErrorAt(a.line, "macro '" + name + "' takes at most " + std::to_string(params) +
+                                 " arguments, got " + std::to_string(a.positional.size()));
+    }
+    if (++macro_depth_ > kMaxMacroDepth) {
+      --macro_depth_;
+      return ErrorAt(a.line, "macros nested deeper than " + std::to_string(kMaxMacroDepth));
+    }
+    std::vector<std::map<std::string, Value>> saved;
+    saved.swap(scopes_);
+    scopes_.push_back(saved.front());
+    scopes_.emplace_back();
+    Status s = OkStatus();
+    for (size_t k = 0; k < params && s.ok(); ++k) {
+      const std::string& p = m.targets[k + 1];
+      if (k < a.positional.size()) {
+        scopes_.back()[p] = a.positional[k];
+      } else if (const Value* v = a.Keyword(p)) {
+        scopes_.back()[p] = *v;
+      } else if (m.defaults[k] != nullptr) {
+        StatusOr<Value> v = Eval(*m.defaults[k]);
+        if (v.ok()) scopes_.back()[p] = *std::move(v);
+        else s = v.status();
+      } else {
+        scopes_.back()[p] = Value::Undefined(p);
+      }
+    }
+    for (const auto& [k, v] : a.keyword) {
+      if (std::find(m.targets.begin() + 1, m.targets.end(), k) == m.targets.end() && s.ok()) {
+        s = ErrorAt(a.line, "macro '" + name + "' has no parameter '" + k + "'");
+      }
+    }
+    std::string rendered;
+    if (s.ok()) {
+      std::string outer;
+      outer.swap(out_);
+      Flow flow = Flow::kNormal;
+      s = Run(m.body, &flow);
+      rendered.swap(out_);
+      out_.swap(outer);
+    }
+    scopes_.swap(saved);
+    --macro_depth_;
+    LP_RETURN_IF_ERROR(s);
+    return Value::Str(std::move(rendered));
   }
 
   Status Bind(const std::vector<std::string>& targets, const Value& item, int line) {
@@ -411,6 +472,8 @@ class Evaluator {
   std::string out_;
   int64_t iterations_ = 0;
   int depth_ = 0;
+  int macro_depth_ = 0;
+  static constexpr int kMaxMacroDepth = 32;
 };
 
 }  // namespace

@@ -795,6 +795,30 @@ class Parser {
       ep.Next();
       LP_ASSIGN_OR_RETURN(n->expr, ep.Parse());
       LP_RETURN_IF_ERROR(ep.ExpectEnd());
+    } else if (keyword == "macro") {
+      n->kind = Node::Kind::kMacro;
+      LP_ASSIGN_OR_RETURN(std::string name, ep.ExpectName());
+      n->targets.push_back(std::move(name));
+      LP_RETURN_IF_ERROR(ep.Expect("("));
+      while (!ep.AtOp(")")) {
+        LP_ASSIGN_OR_RETURN(std::string param, ep.ExpectName());
+        n->targets.push_back(std::move(param));
+        ExprPtr fallback;
+        if (ep.AtOp("=")) {
+          ep.Next();
+          LP_ASSIGN_OR_RETURN(fallback, ep.Parse());
+        }
+        n->defaults.push_back(std::move(fallback));
+        if (!ep.AtOp(",")) break;
+        ep.Next();
+      }
+      LP_RETURN_IF_ERROR(ep.Expect(")"));
+      LP_RETURN_IF_ERROR(ep.ExpectEnd());
+      std::string stop;
+      ExprParser* tag = nullptr;
+      LP_RETURN_IF_ERROR(ParseBody(&n->body, {"endmacro"}, &stop, &tag, depth + 1));
+      if (stop.empty()) return err_.At(line, "{% macro %} without {% endmacro %}");
+      LP_RETURN_IF_ERROR(tag->ExpectEnd());
     } else if (keyword == "break" || keyword == "continue") {
       n->kind = keyword == "break" ? Node::Kind::kBreak : Node::Kind::kContinue;
       LP_RETURN_IF_ERROR(ep.ExpectEnd());
@@ -823,7 +847,7 @@ StatusOr<Body> ParseTemplate(std::string_view source, std::string_view file) {
   Body body;
   std::string stop;
   ExprParser* tag = nullptr;
-  LP_RETURN_IF_ERROR(parser.ParseBody(&body, {"endif", "endfor", "elif", "else"},
+  LP_RETURN_IF_ERROR(parser.ParseBody(&body, {"endif", "endfor", "elif", "else", "endmacro"},
                                       &stop, &tag, 0));
   if (!stop.empty()) {
     return err.At(tag->line(), "{% " + stop + " %} without its opening tag");
