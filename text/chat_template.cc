@@ -35,10 +35,13 @@ StatusOr<std::string> ChatTemplate::Render(const ChatInput& input) const {
     globals.Set(name, jinja::Value::Str(token));
   }
   for (auto it = input.extra.begin(); it != input.extra.end(); ++it) {
-    globals.Set(it.key(), jinja::FromJson(it.value()));
+    LP_ASSIGN_OR_RETURN(jinja::Value v, jinja::FromJson(it.value()));
+    globals.Set(it.key(), std::move(v));
   }
-  globals.Set("messages", jinja::FromJson(input.messages));
-  globals.Set("tools", jinja::FromJson(input.tools));
+  LP_ASSIGN_OR_RETURN(jinja::Value messages, jinja::FromJson(input.messages));
+  globals.Set("messages", std::move(messages));
+  LP_ASSIGN_OR_RETURN(jinja::Value tools, jinja::FromJson(input.tools));
+  globals.Set("tools", std::move(tools));
   globals.Set("documents", jinja::Value::None());
   globals.Set("add_generation_prompt",
               jinja::Value::Bool(input.add_generation_prompt));

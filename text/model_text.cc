@@ -94,8 +94,9 @@ StatusOr<std::unique_ptr<ModelText>> ModelText::FromJson(
       } else if (it != config.end() && it->is_array()) {
         // Named templates: transformers' default is the one named "default".
         for (const Json& t : *it) {
-          if (t.is_object() && t.value("name", "") == "default" && t.contains("template") &&
-              t["template"].is_string()) {
+          const auto name = t.is_object() ? t.find("name") : t.end();
+          if (t.is_object() && name != t.end() && *name == "default" &&
+              t.contains("template") && t["template"].is_string()) {
             chat_template = t["template"].get<std::string>();
             template_file = cfg + ": chat_template[default]";
           }
@@ -104,7 +105,10 @@ StatusOr<std::unique_ptr<ModelText>> ModelText::FromJson(
         return InvalidArgument(cfg + ": chat_template: want a string or a list of named templates");
       }
     }
-    const std::string cls = config.value("tokenizer_class", "");
+    const auto cls_it = config.find("tokenizer_class");
+    const std::string cls = cls_it != config.end() && cls_it->is_string()
+                                ? cls_it->get<std::string>()
+                                : std::string();
     if (RewritesPostProcessor(cls)) {
       auto flag = [&](const char* key, bool fallback) -> StatusOr<bool> {
         auto f = config.find(key);

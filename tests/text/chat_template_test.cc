@@ -112,6 +112,41 @@ TEST(ChatTemplateTest, MacrosBindArgumentsAndSeeOnlyTheTopLevel) {
   EXPECT_FALSE(RenderWith("{% macro m() %}{{ m() }}{% endmacro %}{{ m() }}", Json::array()).ok());
 }
 
+TEST(ChatTemplateTest, HostileExpressionsFailOrStayBounded) {
+  // Each of these once crashed, hung or overflowed (review findings).
+  EXPECT_EQ(MustRender("{{ 'abc'[1::9223372036854775807] }}|{{ [1,2,3][::-9223372036854775807] }}"),
+            "b|[3]");
+  EXPECT_EQ(MustRender("{{ (-9223372036854775807 - 1) is divisibleby(-1) }}"), "True");
+  EXPECT_FALSE(RenderWith("{{ -(-9223372036854775807 - 1) }}", Json::array()).ok());
+  EXPECT_FALSE(RenderWith("{{ (-9223372036854775807 - 1) | abs }}", Json::array()).ok());
+  EXPECT_FALSE(RenderWith("{{ 1e300 | int }}", Json::array()).ok());
+  EXPECT_EQ(MustRender("{{ 1 ** 9223372036854775807 }} {{ 0 ** 9223372036854775807 }} {{ 2 ** 10 }}"),
+            "1 0 1024");
+  EXPECT_FALSE(RenderWith("{{ 3 ** 9223372036854775807 }}", Json::array()).ok());
+  EXPECT_EQ(MustRender("[{{ '' * 9223372036854775807 }}]"), "[]");
+  EXPECT_FALSE(RenderWith("{{ 'abcd' * 4611686018427387904 }}", Json::array()).ok());
+  EXPECT_EQ(MustRender("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns == ns }}"), "True");
+  EXPECT_EQ(MustRender("{{ 9007199254740993 == 9007199254740992 }}"), "False");
+  // Chains longer than the parser takes, and inputs nested too deeply.
+  std::string chain = "{{ 1";
+  for (int i = 0; i < 5000; ++i) chain += "+1";
+  EXPECT_FALSE(ChatTemplate::Parse(chain + " }}", "t.jinja").ok());
+  Json deep = Json::array();
+  for (int i = 0; i < 1000; ++i) deep = Json::array({deep});
+  EXPECT_FALSE(RenderWith("{{ messages }}", Json::array({{{"role", "user"}, {"content", deep}}})).ok());
+}
+
+TEST(ChatTemplateTest, JinjaDetails) {
+  // Unary minus binds tighter than a filter on it: (-1)|abs.
+  EXPECT_EQ(MustRender("{{ -1 | abs }}"), "1");
+  // An attribute of None is undefined, not an error.
+  EXPECT_EQ(MustRender("{{ none.x is defined }}"), "False");
+  // transformers' tojson(x, ensure_ascii, indent, ...).
+  EXPECT_EQ(MustRender("{{ ['é'] | tojson(true) }}"), "[\"\\u00e9\"]");
+  EXPECT_EQ(MustRender("{{ '42.5' | int }} {{ true is number }} {{ '123' is lower }}"),
+            "42 True False");
+}
+
 TEST(ChatTemplateTest, StrftimeNowUsesTheGivenClock) {
   auto t = ChatTemplate::Parse("{{ strftime_now('%d %b %Y') }}", "t.jinja");
   ASSERT_TRUE(t.ok());

@@ -164,6 +164,7 @@ StatusOr<Value> StrMethod(const std::string& s, const std::string& name,
     for (size_t hit; left != 0 && (hit = s.find(from.s, pos)) != std::string::npos;
          pos = hit + from.s.size()) {
       r += s.substr(pos, hit - pos) + to.s;
+      if (r.size() > kMaxValueBytes) return ErrorAt(a.line, "replace: the result passes the size limit");
       if (left > 0) --left;
     }
     r += s.substr(pos);
@@ -184,6 +185,7 @@ StatusOr<Value> StrMethod(const std::string& s, const std::string& name,
       if (!items[k].is_string()) return ErrorAt(a.line, "join: items must be str");
       if (k > 0) r += s;
       r += items[k].s;
+      if (r.size() > kMaxValueBytes) return ErrorAt(a.line, "join: the result passes the size limit");
     }
     return Value::Str(std::move(r));
   }
@@ -302,7 +304,7 @@ StatusOr<Value> GetAttr(const Value& obj, const std::string& name, int line) {
                                            : "'" + obj.name + "' is undefined and") +
                              " has no attribute '" + name + "'");
   }
-  if (obj.is_none()) return ErrorAt(line, "None has no attribute '" + name + "'");
+  if (obj.is_none()) return Value::Undefined(name);  // Jinja: undefined, not an error
   if (obj.is_string() && IsStrMethod(name)) {
     const std::string s = obj.s;
     return Value::Func([s, name](CallArgs& a) { return StrMethod(s, name, a); });
@@ -323,6 +325,7 @@ StatusOr<Value> GetItem(const Value& obj, const Value& key, int line) {
                                            : "'" + obj.name + "' is undefined and") +
                              " cannot be indexed");
   }
+  if (obj.is_none()) return Value::Undefined("item of None");
   if (obj.has_items() && key.is_string()) {
     if (const Value* v = obj.Find(key.s)) return *v;
     if (obj.is_mapping()) return GetAttr(obj, key.s, line);
@@ -361,7 +364,13 @@ StatusOr<Value> Slice(const Value& obj, const Value& start, const Value& stop,
   const int64_t e = clamp(stop, st > 0 ? n : -1);
   List items;
   std::string text;
-  for (int64_t k = b; st > 0 ? k < e : k > e; k += st) {
+  // The item count first, so a huge step cannot overflow the index.
+  const int64_t span = st > 0 ? e - b : b - e;
+  const uint64_t mag = st > 0 ? static_cast<uint64_t>(st) : uint64_t{0} - static_cast<uint64_t>(st);
+  const int64_t count = span <= 0 ? 0 : static_cast<int64_t>((static_cast<uint64_t>(span) - 1) / mag + 1);
+  for (int64_t j = 0; j < count; ++j) {
+    const int64_t k = static_cast<int64_t>(static_cast<uint64_t>(b) +
+                                           static_cast<uint64_t>(j) * static_cast<uint64_t>(st));
     if (obj.is_list()) items.push_back((*obj.list)[k]);
     else text += cs[k];
   }
@@ -374,7 +383,7 @@ StatusOr<bool> ApplyTest(const std::string& name, const Value& v, CallArgs& a) {
   if (name == "undefined") return v.is_undefined();
   if (name == "none") return v.is_none();
   if (name == "string") return v.is_string();
-  if (name == "number") return v.is_number();
+  if (name == "number") return v.is_number() || v.kind == Value::Kind::kBool;
   if (name == "integer") return v.kind == Value::Kind::kInt;
   if (name == "float") return v.kind == Value::Kind::kFloat;
   if (name == "boolean") return v.kind == Value::Kind::kBool;
@@ -385,7 +394,12 @@ StatusOr<bool> ApplyTest(const std::string& name, const Value& v, CallArgs& a) {
   if (name == "sequence") return v.is_list() || v.is_string() || v.is_mapping();
   if (name == "callable") return v.kind == Value::Kind::kFunction;
   if (name == "lower" || name == "upper") {
-    return v.is_string() && Lower(v.s, name == "upper") == v.s;
+    // Python's islower()/isupper(): at least one cased character (ASCII
+    // here), and none of the other case.
+    if (!v.is_string()) return false;
+    bool cased = false;
+    for (char c : v.s) cased |= (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    return cased && Lower(v.s, name == "upper") == v.s;
   }
   if (name == "odd" || name == "even" || name == "divisibleby") {
     if (v.kind != Value::Kind::kInt) return ErrorAt(a.line, name + ": want an int");
@@ -393,7 +407,7 @@ StatusOr<bool> ApplyTest(const std::string& name, const Value& v, CallArgs& a) {
       if (arg == nullptr || arg->kind != Value::Kind::kInt || arg->i == 0) {
         return ErrorAt(a.line, "divisibleby: want a nonzero int");
       }
-      return v.i % arg->i == 0;
+      return arg->i == -1 || v.i % arg->i == 0;  // INT64_MIN % -1 traps
     }
     return (v.i % 2 != 0) == (name == "odd");
   }
@@ -438,19 +452,22 @@ StatusOr<bool> ApplyTest(const std::string& name, const Value& v, CallArgs& a) {
 StatusOr<Value> ApplyFilter(const std::string& name, const Value& v, CallArgs& a) {
   if (name == "tojson") {
     ToJsonOptions o;
-    const Value indent = Arg(a, 0, "indent", Value::None());
+    // transformers' tojson(x, ensure_ascii=False, indent=None,
+    // separators=None, sort_keys=False): positional in that order.
+    const Value indent = Arg(a, 1, "indent", Value::None());
     if (indent.kind == Value::Kind::kInt) o.indent = indent.i;
     else if (!indent.is_none()) return ErrorAt(a.line, "tojson: indent must be an int");
     if (o.indent && (*o.indent < 0 || *o.indent > 64)) return ErrorAt(a.line, "tojson: indent out of range");
-    if (const Value* s = a.Keyword("separators")) {
+    const Value sep_arg = Arg(a, 2, "separators", Value::None());
+    if (const Value* s = sep_arg.is_none() ? nullptr : &sep_arg) {
       if (!s->is_list() || s->list->size() != 2 || !(*s->list)[0].is_string() ||
           !(*s->list)[1].is_string()) {
         return ErrorAt(a.line, "tojson: separators must be two strings");
       }
       o.separators = std::make_pair((*s->list)[0].s, (*s->list)[1].s);
     }
-    if (const Value* s = a.Keyword("sort_keys")) o.sort_keys = Truthy(*s);
-    if (const Value* s = a.Keyword("ensure_ascii")) o.ensure_ascii = Truthy(*s);
+    o.sort_keys = Truthy(Arg(a, 3, "sort_keys", Value::Bool(false)));
+    o.ensure_ascii = Truthy(Arg(a, 0, "ensure_ascii", Value::Bool(false)));
     LP_ASSIGN_OR_RETURN(std::string j, ToJson(v, o));
     return Value::Str(std::move(j));
   }
@@ -499,6 +516,7 @@ StatusOr<Value> ApplyFilter(const std::string& name, const Value& v, CallArgs& a
         LP_ASSIGN_OR_RETURN(item, Attribute(item, attr.s, a.line));
       }
       r += Str(item);
+      if (r.size() > kMaxValueBytes) return ErrorAt(a.line, "join: the result passes the size limit");
     }
     return Value::Str(std::move(r));
   }
@@ -569,7 +587,10 @@ StatusOr<Value> ApplyFilter(const std::string& name, const Value& v, CallArgs& a
   }
   if (name == "int") {
     if (v.kind == Value::Kind::kInt) return v;
-    if (v.kind == Value::Kind::kFloat) return Value::Int(static_cast<int64_t>(v.f));
+    if (v.kind == Value::Kind::kFloat) {
+      if (!(std::fabs(v.f) < 9.2e18)) return ErrorAt(a.line, "int: float out of range");
+      return Value::Int(static_cast<int64_t>(v.f));
+    }
     if (v.kind == Value::Kind::kBool) return Value::Int(v.b);
     if (v.is_string()) {
       try {
@@ -578,11 +599,22 @@ StatusOr<Value> ApplyFilter(const std::string& name, const Value& v, CallArgs& a
         if (used == v.s.size()) return Value::Int(x);
       } catch (...) {
       }
+      try {  // Jinja falls back to int(float(value)).
+        size_t used = 0;
+        const double x = std::stod(v.s, &used);
+        if (used == v.s.size() && std::fabs(x) < 9.2e18) {
+          return Value::Int(static_cast<int64_t>(x));
+        }
+      } catch (...) {
+      }
     }
     return Arg(a, 0, "default", Value::Int(0));
   }
   if (name == "abs") {
-    if (v.kind == Value::Kind::kInt) return Value::Int(v.i < 0 ? -v.i : v.i);
+    if (v.kind == Value::Kind::kInt) {
+      if (v.i == INT64_MIN) return ErrorAt(a.line, "abs: integer overflow");
+      return Value::Int(v.i < 0 ? -v.i : v.i);
+    }
     if (v.kind == Value::Kind::kFloat) return Value::Float(std::fabs(v.f));
     return ErrorAt(a.line, "abs: want a number");
   }
@@ -653,11 +685,12 @@ Value Globals() {
     }
     if (step == 0) return ErrorAt(a.line, "range: step must not be zero");
     List l;
-    for (int64_t k = start; step > 0 ? k < stop : k > stop; k += step) {
+    for (int64_t k = start; step > 0 ? k < stop : k > stop;) {
       if (static_cast<int64_t>(l.size()) >= kMaxRange) {
         return ErrorAt(a.line, "range longer than " + std::to_string(kMaxRange));
       }
       l.push_back(Value::Int(k));
+      if (__builtin_add_overflow(k, step, &k)) break;
     }
     return Value::MakeList(std::move(l));
   }));

@@ -331,7 +331,10 @@ class Evaluator {
       }
       case Expr::Kind::kNeg: {
         LP_ASSIGN_OR_RETURN(Value v, Eval(*e.args[0]));
-        if (v.kind == Value::Kind::kInt) return Value::Int(-v.i);
+        if (v.kind == Value::Kind::kInt) {
+          if (v.i == INT64_MIN) return ErrorAt(e.line, "integer overflow");
+          return Value::Int(-v.i);
+        }
         if (v.kind == Value::Kind::kFloat) return Value::Float(-v.f);
         return ErrorAt(e.line, std::string("bad operand for unary -: ") + TypeName(v));
       }
@@ -387,7 +390,9 @@ class Evaluator {
     }
     if (op == "<" || op == ">" || op == "<=" || op == ">=") {
       int cmp = 0;
-      if (auto x = AsDouble(a), y = AsDouble(b); x && y) {
+      if (IsIntLike(a) && IsIntLike(b)) {
+        cmp = AsInt(a) < AsInt(b) ? -1 : AsInt(a) > AsInt(b) ? 1 : 0;
+      } else if (auto x = AsDouble(a), y = AsDouble(b); x && y) {
         cmp = *x < *y ? -1 : *x > *y ? 1 : 0;
       } else if (a.is_string() && b.is_string()) {
         cmp = a.s.compare(b.s);
@@ -400,6 +405,9 @@ class Evaluator {
     if (op == "+") {
       if (a.is_string() && b.is_string()) return Value::Str(a.s + b.s);
       if (a.is_list() && b.is_list()) {
+        if (a.list->size() + b.list->size() > kMaxListItems) {
+          return ErrorAt(line, "a list passes " + std::to_string(kMaxListItems) + " items");
+        }
         List l = *a.list;
         l.insert(l.end(), b.list->begin(), b.list->end());
         return Value::MakeList(std::move(l));
@@ -410,7 +418,8 @@ class Evaluator {
       const Value* times = a.is_string() ? &b : &a;
       if (text != nullptr && IsIntLike(*times)) {
         const int64_t n = AsInt(*times);
-        if (n > 0 && text->s.size() * static_cast<uint64_t>(n) > (size_t{4} << 20)) {
+        if (text->s.empty() || n <= 0) return Value::Str("");
+        if (static_cast<uint64_t>(n) > kMaxValueBytes / text->s.size()) {
           return ErrorAt(line, "string repetition too long");
         }
         std::string r;
@@ -454,9 +463,16 @@ class Evaluator {
     }
     if (op == "**") {
       if (IsIntLike(a) && IsIntLike(b) && AsInt(b) >= 0) {
-        int64_t r = 1;
-        for (int64_t k = 0; k < AsInt(b); ++k) {
-          if (__builtin_mul_overflow(r, AsInt(a), &r)) return ErrorAt(line, "integer overflow");
+        // Exponentiation by squaring: O(log exponent).
+        int64_t r = 1, base = AsInt(a);
+        for (int64_t k = AsInt(b); k > 0; k >>= 1) {
+          if ((k & 1) && __builtin_mul_overflow(r, base, &r)) {
+            return ErrorAt(line, "integer overflow");
+          }
+          if (k > 1 && __builtin_mul_overflow(base, base, &base)) {
+            if (base == 0 || r == 0) break;
+            return ErrorAt(line, "integer overflow");
+          }
         }
         return Value::Int(r);
       }

@@ -16,7 +16,12 @@ namespace {
 using kernels::InvalidArgument;
 using kernels::OkStatus;
 
-constexpr int kMaxDepth = 64;  // Nested blocks and expressions.
+constexpr int kMaxDepth = 64;   // Nested blocks and expressions.
+constexpr int kMaxChain = 256;  // Links of one operator or postfix chain.
+// Real templates are a few KiB with tags of tens of tokens; these bound the
+// tree (and the recursion that frees it) whatever the input.
+constexpr size_t kMaxTokensPerTag = 10000;
+constexpr size_t kMaxTemplateBytes = size_t{1} << 20;
 
 bool IsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
@@ -288,6 +293,9 @@ StatusOr<std::vector<Token>> Tokenize(std::string_view s, int line,
       return err.At(line, "unexpected character '" + std::string(1, c) + "'");
     }
   }
+  if (out.size() > kMaxTokensPerTag) {
+    return err.At(line, "a tag of more than " + std::to_string(kMaxTokensPerTag) + " tokens");
+  }
   out.push_back({Token::Kind::kEnd, ""});
   return out;
 }
@@ -363,7 +371,9 @@ class ExprParser {
 
   StatusOr<ExprPtr> Or() {
     LP_ASSIGN_OR_RETURN(ExprPtr left, And());
+    int chain = 0;
     while (AtName("or")) {
+      LP_RETURN_IF_ERROR(Link(&chain));
       ++p_;
       LP_ASSIGN_OR_RETURN(ExprPtr right, And());
       ExprPtr e = Make(Expr::Kind::kOr);
@@ -376,7 +386,9 @@ class ExprParser {
 
   StatusOr<ExprPtr> And() {
     LP_ASSIGN_OR_RETURN(ExprPtr left, Not());
+    int chain = 0;
     while (AtName("and")) {
+      LP_RETURN_IF_ERROR(Link(&chain));
       ++p_;
       LP_ASSIGN_OR_RETURN(ExprPtr right, Not());
       ExprPtr e = Make(Expr::Kind::kAnd);
@@ -402,7 +414,9 @@ class ExprParser {
 
   StatusOr<ExprPtr> Compare() {
     LP_ASSIGN_OR_RETURN(ExprPtr left, Math1());
+    int chain = 0;
     while (true) {
+      LP_RETURN_IF_ERROR(Link(&chain));
       std::string op;
       bool negated = false;
       if (AtOp("==") || AtOp("!=") || AtOp("<") || AtOp(">") || AtOp("<=") || AtOp(">=")) {
@@ -431,10 +445,12 @@ class ExprParser {
   StatusOr<ExprPtr> Binary(std::initializer_list<std::string_view> ops,
                            StatusOr<ExprPtr> (ExprParser::*next)()) {
     LP_ASSIGN_OR_RETURN(ExprPtr left, (this->*next)());
+    int chain = 0;
     while (true) {
       bool found = false;
       for (std::string_view op : ops) found |= AtOp(op);
       if (!found) return left;
+      LP_RETURN_IF_ERROR(Link(&chain));
       const std::string op = Next().text;
       LP_ASSIGN_OR_RETURN(ExprPtr right, (this->*next)());
       ExprPtr e = Make(Expr::Kind::kBinary);
@@ -449,20 +465,36 @@ class ExprParser {
   StatusOr<ExprPtr> Math2() { return Binary({"*", "/", "//", "%"}, &ExprParser::Pow); }
   StatusOr<ExprPtr> Pow() { return Binary({"**"}, &ExprParser::Unary); }
 
-  StatusOr<ExprPtr> Unary() {
+  // As Jinja2's parse_unary: the operand of - or + takes no filters, and
+  // the filters after it apply to the negation (-1|abs is 1).
+  StatusOr<ExprPtr> Unary() { return UnaryWith(true); }
+  StatusOr<ExprPtr> UnaryWith(bool with_filter) {
+    ExprPtr e;
     if (AtOp("-") || AtOp("+")) {
       const bool neg = Next().text == "-";
       if (++depth_ > kMaxDepth) return err_.At(line_, "expression nested too deeply");
-      LP_ASSIGN_OR_RETURN(ExprPtr inner, Unary());
+      LP_ASSIGN_OR_RETURN(ExprPtr inner, UnaryWith(false));
       --depth_;
-      if (!neg) return inner;
-      ExprPtr e = Make(Expr::Kind::kNeg);
-      e->args.push_back(std::move(inner));
-      return e;
+      if (neg) {
+        e = Make(Expr::Kind::kNeg);
+        e->args.push_back(std::move(inner));
+      } else {
+        e = std::move(inner);
+      }
+    } else {
+      LP_ASSIGN_OR_RETURN(e, Primary());
     }
-    LP_ASSIGN_OR_RETURN(ExprPtr e, Primary());
     LP_ASSIGN_OR_RETURN(e, Postfix(std::move(e)));
+    if (!with_filter) return e;
     return FilterExpr(std::move(e));
+  }
+
+  // Left-associative chains (a + b + ...) and postfix chains (a.b.c) grow
+  // the tree one level per link: bounded like nesting, so that freeing the
+  // tree cannot overflow the stack.
+  Status Link(int* chain) {
+    if (++*chain > kMaxChain) return err_.At(line_, "expression chain too long");
+    return OkStatus();
   }
 
   Status Args(Expr* e) {
@@ -486,7 +518,9 @@ class ExprParser {
   }
 
   StatusOr<ExprPtr> Postfix(ExprPtr e) {
+    int chain = 0;
     while (true) {
+      LP_RETURN_IF_ERROR(Link(&chain));
       if (AtOp(".")) {
         ++p_;
         LP_ASSIGN_OR_RETURN(std::string name, ExpectName());
@@ -534,7 +568,9 @@ class ExprParser {
   }
 
   StatusOr<ExprPtr> FilterExpr(ExprPtr e) {
+    int chain = 0;
     while (true) {
+      LP_RETURN_IF_ERROR(Link(&chain));
       if (AtOp("|")) {
         ++p_;
         LP_ASSIGN_OR_RETURN(std::string name, ExpectName());
@@ -842,6 +878,10 @@ class Parser {
 
 StatusOr<Body> ParseTemplate(std::string_view source, std::string_view file) {
   const Errors err(file);
+  if (source.size() > kMaxTemplateBytes) {
+    return err.At(1, "the template is " + std::to_string(source.size()) +
+                         " bytes, more than " + std::to_string(kMaxTemplateBytes));
+  }
   LP_ASSIGN_OR_RETURN(std::vector<Piece> pieces, Split(std::string(source), err));
   Parser parser(std::move(pieces), err);
   Body body;

@@ -267,9 +267,23 @@ Status JsonValue(const Value& v, const ToJsonOptions& o, int depth,
 
 }  // namespace
 
-bool Equal(const Value& a, const Value& b) {
+namespace {
+
+bool EqualAt(const Value& a, const Value& b, int depth) {
+  const bool int_a = a.kind == Value::Kind::kInt || a.kind == Value::Kind::kBool;
+  const bool int_b = b.kind == Value::Kind::kInt || b.kind == Value::Kind::kBool;
+  if (int_a && int_b) {
+    return (a.kind == Value::Kind::kBool ? a.b : a.i) == (b.kind == Value::Kind::kBool ? b.b : b.i);
+  }
   if (auto x = Numeric(a), y = Numeric(b); x && y) return *x == *y;
   if (a.kind != b.kind) return false;
+  // The same object is equal to itself; a namespace only to itself (Jinja2
+  // defines no equality for it); past the print depth, unequal.
+  if ((a.kind == Value::Kind::kList && a.list == b.list) ||
+      ((a.kind == Value::Kind::kDict || a.kind == Value::Kind::kNamespace) && a.dict == b.dict)) {
+    return true;
+  }
+  if (a.kind == Value::Kind::kNamespace || depth > kMaxPrintDepth) return false;
   switch (a.kind) {
     case Value::Kind::kUndefined:
     case Value::Kind::kNone: return true;
@@ -277,21 +291,24 @@ bool Equal(const Value& a, const Value& b) {
     case Value::Kind::kList:
       if (a.list->size() != b.list->size()) return false;
       for (size_t k = 0; k < a.list->size(); ++k) {
-        if (!Equal((*a.list)[k], (*b.list)[k])) return false;
+        if (!EqualAt((*a.list)[k], (*b.list)[k], depth + 1)) return false;
       }
       return true;
     case Value::Kind::kDict:
-    case Value::Kind::kNamespace:
       if (a.dict->size() != b.dict->size()) return false;
       for (const auto& [k, v] : *a.dict) {
         const Value* w = b.Find(k);
-        if (w == nullptr || !Equal(v, *w)) return false;
+        if (w == nullptr || !EqualAt(v, *w, depth + 1)) return false;
       }
       return true;
     case Value::Kind::kFunction: return a.fn == b.fn;
     default: return false;
   }
 }
+
+}  // namespace
+
+bool Equal(const Value& a, const Value& b) { return EqualAt(a, b, 0); }
 
 namespace {
 
@@ -397,7 +414,13 @@ StatusOr<std::string> ToJson(const Value& v, const ToJsonOptions& options) {
   return out;
 }
 
-Value FromJson(const nlohmann::ordered_json& j) {
+namespace {
+
+StatusOr<Value> FromJsonAt(const nlohmann::ordered_json& j, int depth) {
+  if (depth > kMaxPrintDepth) {
+    return kernels::InvalidArgument("chat: the input nests deeper than " +
+                                    std::to_string(kMaxPrintDepth));
+  }
   switch (j.type()) {
     case nlohmann::ordered_json::value_t::null: return Value::None();
     case nlohmann::ordered_json::value_t::boolean: return Value::Bool(j.get<bool>());
@@ -411,16 +434,26 @@ Value FromJson(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::string: return Value::Str(j.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
       List l;
-      for (const auto& x : j) l.push_back(FromJson(x));
+      for (const auto& x : j) {
+        LP_ASSIGN_OR_RETURN(Value v, FromJsonAt(x, depth + 1));
+        l.push_back(std::move(v));
+      }
       return Value::MakeList(std::move(l));
     }
     case nlohmann::ordered_json::value_t::object: {
       Dict d;
-      for (auto it = j.begin(); it != j.end(); ++it) d.emplace_back(it.key(), FromJson(it.value()));
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        LP_ASSIGN_OR_RETURN(Value v, FromJsonAt(it.value(), depth + 1));
+        d.emplace_back(it.key(), std::move(v));
+      }
       return Value::MakeDict(std::move(d));
     }
     default: return Value::None();
   }
 }
+
+}  // namespace
+
+StatusOr<Value> FromJson(const nlohmann::ordered_json& j) { return FromJsonAt(j, 0); }
 
 }  // namespace layerproof::text::internal::jinja

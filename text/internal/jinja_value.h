@@ -114,8 +114,9 @@ struct ToJsonOptions {
 // cannot be written (error).
 StatusOr<std::string> ToJson(const Value& v, const ToJsonOptions& options);
 
-// From / to nlohmann JSON (numbers: integers stay int, others float).
-Value FromJson(const nlohmann::ordered_json& j);
+// From nlohmann JSON (numbers: integers stay int, others float); nesting
+// deeper than kMaxPrintDepth is InvalidArgument.
+StatusOr<Value> FromJson(const nlohmann::ordered_json& j);
 
 }  // namespace layerproof::text::internal::jinja
 

@@ -1,5 +1,7 @@
 #include "text/internal/pipeline.h"
 
+#include <utf8proc.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <optional>
@@ -20,6 +22,9 @@ bool StartsWith(std::string_view s, std::string_view prefix) {
 // `text` with every match of `pattern` replaced by `content`.
 Status ReplaceMatches(const Pattern& pattern, std::string_view content,
                       std::string* text) {
+  // Hugging Face finds no match in empty text, even for a pattern that
+  // matches the empty string.
+  if (text->empty()) return OkStatus();
   std::vector<Match> matches;
   LP_RETURN_IF_ERROR(pattern.FindAll(*text, &matches));
   if (matches.empty()) return OkStatus();
@@ -70,7 +75,13 @@ std::vector<Match> CharMatches(std::string_view text, bool (*pred)(char32_t)) {
   return out;
 }
 
-bool IsAsciiDigit(char32_t c) { return c >= '0' && c <= '9'; }
+// Rust's char::is_numeric, which Hugging Face's Digits uses: the general
+// categories Nd, Nl and No.
+bool IsNumeric(char32_t c) {
+  const utf8proc_category_t cat = utf8proc_category(static_cast<utf8proc_int32_t>(c));
+  return cat == UTF8PROC_CATEGORY_ND || cat == UTF8PROC_CATEGORY_NL ||
+         cat == UTF8PROC_CATEGORY_NO;
+}
 
 // Splits each piece with `split`, which returns the kept sub-ranges.
 template <typename SplitFn>
@@ -253,7 +264,7 @@ Status PreTokenize(const std::vector<PreTokenizerStep>& steps,
       case PreTokenizerStep::Type::kDigits:
         LP_RETURN_IF_ERROR(SplitEach(
             pieces, [&](const Piece& p, std::vector<std::string_view>* out) {
-              *out = SplitPieces(p.text, CharMatches(p.text, IsAsciiDigit),
+              *out = SplitPieces(p.text, CharMatches(p.text, IsNumeric),
                                  false,
                                  step.individual_digits
                                      ? SplitBehavior::kIsolated

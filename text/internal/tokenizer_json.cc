@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <unordered_set>
 #include <vector>
 
 #include "kernels/status.h"
@@ -328,6 +329,7 @@ Status Reader::PreTokenizer(const Json& j, const std::string& path,
     step.type = PreTokenizerStep::Type::kDigits;
     LP_RETURN_IF_ERROR(
         Bool(j, "individual_digits", path, false, &step.individual_digits));
+    *unicode = true;  // char::is_numeric
   } else {
     return Unsupported(path + ".type",
                        "got " + Quote(type) +
@@ -494,6 +496,7 @@ Status Reader::AddedTokens(const Json& root, TokenizerSpec* spec) const {
   const Json* list = Member(root, "added_tokens");
   if (list == nullptr) return OkStatus();
   LP_RETURN_IF_ERROR(Array(list, "added_tokens"));
+  std::unordered_set<std::string> seen;
   for (size_t i = 0; i < list->size(); ++i) {
     const std::string path = Index("added_tokens", i);
     const Json& t = (*list)[i];
@@ -515,11 +518,8 @@ Status Reader::AddedTokens(const Json& root, TokenizerSpec* spec) const {
     LP_RETURN_IF_ERROR(Bool(t, "rstrip", path, false, &token.rstrip));
     LP_RETURN_IF_ERROR(
         Bool(t, "single_word", path, false, &token.single_word));
-    for (const AddedToken& other : spec->added_tokens) {
-      if (other.content == token.content) {
-        return Invalid(path + ".content",
-                       Quote(token.content) + " is added twice");
-      }
+    if (!seen.insert(token.content).second) {
+      return Invalid(path + ".content", Quote(token.content) + " is added twice");
     }
     const size_t need = static_cast<size_t>(token.id) + 1;
     if (spec->id_to_token.size() < need) {
@@ -577,8 +577,12 @@ Status Reader::PostProcessor(const Json& p, const std::string& path,
           !(*pair)[0].is_string()) {
         return Invalid(path + "." + key, "want [token, id]");
       }
-      LP_ASSIGN_OR_RETURN(int32_t id,
-                          id_of((*pair)[0].get<std::string>(), path + "." + key));
+      // Hugging Face adds the id given here, whatever the token's text.
+      int32_t id;
+      LP_RETURN_IF_ERROR(TokenIdValue((*pair)[1], path + "." + key + "[1]", &id));
+      if (static_cast<size_t>(id) >= spec.has_token.size() || !spec.has_token[id]) {
+        return Invalid(path + "." + key, "id " + std::to_string(id) + " is not a token");
+      }
       out->push_back(id);
     }
     return OkStatus();
