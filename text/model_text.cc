@@ -1,10 +1,9 @@
 #include "text/model_text.h"
 
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <utility>
+
+#include "kernels/model/internal/file_io.h"
 
 namespace layerproof::text {
 namespace {
@@ -12,21 +11,13 @@ namespace {
 using Json = nlohmann::ordered_json;
 using kernels::InvalidArgument;
 
-constexpr std::streamoff kMaxFileBytes = std::streamoff{1} << 30;
+constexpr uint64_t kMaxFileBytes = uint64_t{1} << 30;
 
 // The file's text, or nullopt when it does not exist.
 StatusOr<std::optional<std::string>> ReadIfPresent(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return std::optional<std::string>();
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return kernels::Unavailable(path + ": cannot open");
-  const std::streamoff size = in.tellg();
-  if (size < 0 || size > kMaxFileBytes) {
-    return InvalidArgument(path + ": size " + std::to_string(size) + " is not in [0, 1 GiB]");
-  }
-  std::string text(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(text.data(), size)) return kernels::Unavailable(path + ": read failed");
+  if (!kernels::model::internal::IsRegularFile(path)) return std::optional<std::string>();
+  LP_ASSIGN_OR_RETURN(std::string text,
+                      kernels::model::internal::ReadSmallFile(path, kMaxFileBytes));
   return std::optional<std::string>(std::move(text));
 }
 
@@ -57,15 +48,13 @@ bool RewritesPostProcessor(std::string cls) {
 
 StatusOr<std::unique_ptr<ModelText>> ModelText::Load(const std::string& dir) {
   const std::string tokenizer_path = dir + "/tokenizer.json";
-  LP_ASSIGN_OR_RETURN(std::optional<std::string> tokenizer, ReadIfPresent(tokenizer_path));
-  if (!tokenizer.has_value()) {
-    return kernels::Status(kernels::StatusCode::kNotFound, tokenizer_path + ": no such file");
-  }
+  LP_ASSIGN_OR_RETURN(std::string tokenizer,
+                      kernels::model::internal::ReadSmallFile(tokenizer_path, kMaxFileBytes));
   LP_ASSIGN_OR_RETURN(std::optional<std::string> config,
                       ReadIfPresent(dir + "/tokenizer_config.json"));
   LP_ASSIGN_OR_RETURN(std::optional<std::string> jinja,
                       ReadIfPresent(dir + "/chat_template.jinja"));
-  return FromJson(*tokenizer, config.value_or(""), std::move(jinja), dir);
+  return FromJson(tokenizer, config.value_or(""), std::move(jinja), dir);
 }
 
 StatusOr<std::unique_ptr<ModelText>> ModelText::FromJson(

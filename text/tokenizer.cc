@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/model/internal/file_io.h"
 #include "kernels/status.h"
 #include "text/internal/added_tokens.h"
 #include "text/internal/pipeline.h"
@@ -28,6 +28,10 @@ namespace layerproof::text {
 using kernels::InvalidArgument;
 using kernels::OkStatus;
 using kernels::StatusCode;
+
+// A tokenizer.json, tokenizer_config.json or chat template larger than
+// this is refused (real ones are at most tens of MiB).
+constexpr uint64_t kMaxFileBytes = uint64_t{1} << 30;
 
 class Tokenizer::Impl {
  public:
@@ -184,22 +188,8 @@ StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromJson(
 }
 
 StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& path) {
-  constexpr std::streamoff kMaxBytes = std::streamoff{1} << 30;
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) {
-    return kernels::Status(StatusCode::kNotFound,
-                           path + ": cannot open tokenizer file");
-  }
-  const std::streamoff size = in.tellg();
-  if (size < 0 || size > kMaxBytes) {
-    return InvalidArgument(path + ": tokenizer file size " +
-                           std::to_string(size) + " is not in [0, 1 GiB]");
-  }
-  std::string text(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(text.data(), size)) {
-    return kernels::Unavailable(path + ": reading the tokenizer file failed");
-  }
+  LP_ASSIGN_OR_RETURN(std::string text,
+                      kernels::model::internal::ReadSmallFile(path, kMaxFileBytes));
   return FromJson(text, path);
 }
 

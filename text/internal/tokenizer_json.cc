@@ -533,31 +533,12 @@ Status Reader::AddedTokens(const Json& root, TokenizerSpec* spec) const {
   return OkStatus();
 }
 
-// The id of the token text `token`: an added token first, then model.vocab.
-std::optional<int32_t> LookUp(const TokenizerSpec& spec,
-                              const std::string& token) {
-  for (const AddedToken& t : spec.added_tokens) {
-    if (t.content == token) return t.id;
-  }
-  auto it = spec.vocab.find(token);
-  if (it != spec.vocab.end()) return it->second;
-  return std::nullopt;
-}
-
 Status Reader::PostProcessor(const Json& p, const std::string& path,
                              const TokenizerSpec& spec,
                              std::vector<int32_t>* prefix,
                              std::vector<int32_t>* suffix) const {
   LP_RETURN_IF_ERROR(Object(p, path));
   const std::string type = Type(p);
-  auto id_of = [&](const std::string& token,
-                   const std::string& where) -> StatusOr<int32_t> {
-    std::optional<int32_t> id = LookUp(spec, token);
-    if (!id.has_value()) {
-      return Invalid(where, Quote(token) + " is not a token");
-    }
-    return *id;
-  };
   if (type == "Sequence") {
     // Each processor wraps what the ones before it produced.
     return EachOf(p, "processors", path,
