@@ -10,6 +10,14 @@ std::string_view DTypeName(DType t) {
       return "BF16";
     case DType::kF16:
       return "F16";
+    case DType::kQ8_0:
+      return "Q8_0";
+    case DType::kQ4_0:
+      return "Q4_0";
+    case DType::kQ4_K:
+      return "Q4_K";
+    case DType::kQ6_K:
+      return "Q6_K";
   }
   return "?";
 }

@@ -1,6 +1,7 @@
 // Number formats of the determinism contract (docs/determinism.md §1).
 //
-// Weights are stored as bf16, fp16 or fp32 and widened to fp32 exactly; every
+// Weights are stored as bf16, fp16 or fp32 and widened to fp32 exactly, or in
+// one of llama.cpp's block-quantized formats (kernels/quant.h, §3.12); every
 // activation is fp32. The widenings here are pure integer bit manipulation, so
 // they give the same bits on every ISA and under every FP environment.
 // Thread safety: pure functions.
@@ -14,9 +15,61 @@
 
 namespace layerproof::kernels {
 
-enum class DType : uint8_t { kF32 = 0, kBF16 = 1, kF16 = 2 };
+// The numeric values are part of the model digest (kernels/model/digest.h):
+// never renumber.
+enum class DType : uint8_t {
+  kF32 = 0,
+  kBF16 = 1,
+  kF16 = 2,
+  // Block-quantized weights, llama.cpp's GGUF layouts (kernels/quant.h).
+  kQ8_0 = 3,
+  kQ4_0 = 4,
+  kQ4_K = 5,
+  kQ6_K = 6,
+};
 
+constexpr bool IsBlockQuantized(DType t) {
+  return t == DType::kQ8_0 || t == DType::kQ4_0 || t == DType::kQ4_K ||
+         t == DType::kQ6_K;
+}
+constexpr bool IsKnownDType(DType t) { return uint8_t(t) <= 6; }
+
+// Bytes per element of a float format. Block-quantized formats have no
+// per-element size: use BlockElems / BlockBytes / RowBytes.
 constexpr int DTypeSize(DType t) { return t == DType::kF32 ? 4 : 2; }
+
+// Elements per block (1 for float formats) and bytes per block.
+constexpr int64_t BlockElems(DType t) {
+  switch (t) {
+    case DType::kQ8_0:
+    case DType::kQ4_0:
+      return 32;
+    case DType::kQ4_K:
+    case DType::kQ6_K:
+      return 256;
+    default:
+      return 1;
+  }
+}
+constexpr int64_t BlockBytes(DType t) {
+  switch (t) {
+    case DType::kQ8_0:
+      return 34;
+    case DType::kQ4_0:
+      return 18;
+    case DType::kQ4_K:
+      return 144;
+    case DType::kQ6_K:
+      return 210;
+    default:
+      return DTypeSize(t);
+  }
+}
+// Bytes of a row of `cols` elements; cols must be a multiple of BlockElems.
+constexpr int64_t RowBytes(DType t, int64_t cols) {
+  return cols / BlockElems(t) * BlockBytes(t);
+}
+
 std::string_view DTypeName(DType t);
 
 // The one NaN every op writes (docs/determinism.md §4): positive quiet NaN.

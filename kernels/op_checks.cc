@@ -26,13 +26,18 @@ Status CheckDim(std::string_view op, std::string_view arg, int64_t v,
 Status CheckWeights(std::string_view op, std::string_view arg,
                     const WeightView& w) {
   if (w.data == nullptr) return BadArgument(op, arg, "data is null");
-  if (w.dtype != DType::kF32 && w.dtype != DType::kBF16 &&
-      w.dtype != DType::kF16) {
+  if (!IsKnownDType(w.dtype)) {
     return BadArgument(op, arg,
                        "unknown dtype " + std::to_string(int(w.dtype)));
   }
   LP_RETURN_IF_ERROR(CheckDim(op, std::string(arg) + ".rows", w.rows));
   LP_RETURN_IF_ERROR(CheckDim(op, std::string(arg) + ".cols", w.cols));
+  if (w.cols % BlockElems(w.dtype) != 0) {
+    return BadArgument(op, std::string(arg) + ".cols",
+                       "got " + std::to_string(w.cols) + ", want a multiple of " +
+                           std::to_string(BlockElems(w.dtype)) + " (the " +
+                           std::string(DTypeName(w.dtype)) + " block size)");
+  }
   if (w.rows * w.cols > kMaxElements) {
     return BadArgument(op, arg,
                        std::to_string(w.rows) + "x" + std::to_string(w.cols) +
@@ -88,6 +93,11 @@ Status CheckRmsNormArgs(const float* x, int64_t rows, int64_t dim,
   LP_RETURN_IF_ERROR(CheckDim(op, "rows", rows));
   LP_RETURN_IF_ERROR(CheckDim(op, "dim", dim));
   LP_RETURN_IF_ERROR(CheckWeights(op, "gamma", gamma));
+  if (IsBlockQuantized(gamma.dtype)) {
+    return BadArgument(op, "gamma",
+                       "dtype " + std::string(DTypeName(gamma.dtype)) +
+                           ", want F32, BF16 or F16");
+  }
   if (gamma.rows != 1 || gamma.cols != dim) {
     return BadArgument(op, "gamma",
                        "shape " + std::to_string(gamma.rows) + "x" +

@@ -6,6 +6,8 @@
 #include "kernels/cpu/cpu_backends.h"
 #include "kernels/cpu/thread_pool.h"
 #include "kernels/fp_env.h"
+#include "kernels/quant.h"
+#include "kernels/ref/ref_ops.h"
 
 namespace layerproof::kernels::cpu {
 namespace {
@@ -28,23 +30,35 @@ class CpuBackend final : public Backend {
  protected:
   StatusOr<std::unique_ptr<PackedWeights>> PackWeightsImpl(
       const WeightView& w) override {
+    if (IsBlockQuantized(w.dtype)) return ops_.quant->pack(kind(), w);
     return ops_.pack(w);
   }
 
   Status GemmImpl(const float* x, int64_t m, const PackedWeights& w,
                   const float* bias, float* y) override {
-    const int64_t n = w.n();
-    const int64_t panels = CeilDiv(n, ops_.gemm_n_align);
-    // Decode (a few rows) is memory-bound: one equal slice per thread avoids
-    // wake-ups and a ragged last task. Prefill is compute-bound: more tasks
-    // than threads even out the load.
-    const int64_t per_thread = m <= 8 ? 1 : 8;
-    const int64_t tasks =
-        std::min<int64_t>(panels, per_thread * pool_->threads());
-    const int64_t per_task = CeilDiv(panels, tasks) * ops_.gemm_n_align;
-    Run(CeilDiv(n, per_task), [&](int64_t t) {
-      ops_.gemm(x, m, w, bias, y, t * per_task,
-                std::min(n, (t + 1) * per_task));
+    if (IsBlockQuantized(w.dtype())) return QuantGemm(x, m, w, bias, y);
+    RunColumns(m, w.n(), ops_.gemm_n_align, [&](int64_t begin, int64_t end) {
+      ops_.gemm(x, m, w, bias, y, begin, end);
+    });
+    return OkStatus();
+  }
+
+  // §3.12: the activations are quantized once (rows in parallel), then the
+  // columns are cut as for the float GEMM.
+  Status QuantGemm(const float* x, int64_t m, const PackedWeights& w,
+                   const float* bias, float* y) {
+    const int64_t k = w.k();
+    quant::QuantizedRows xq;
+    xq.m = m;
+    xq.k = k;
+    xq.q.resize(size_t(m * k));
+    xq.units.resize(size_t(m * (k / quant::kUnit)));
+    Run(m, [&](int64_t r) {
+      quant::QuantizeRow(x + r * k, k, xq.q.data() + r * k,
+                         xq.units.data() + r * (k / quant::kUnit));
+    });
+    RunColumns(m, w.n(), ops_.quant->n_align, [&](int64_t begin, int64_t end) {
+      ops_.quant->gemm(xq, w, bias, y, begin, end);
     });
     return OkStatus();
   }
@@ -113,6 +127,10 @@ class CpuBackend final : public Backend {
   Status EmbeddingImpl(const WeightView& table, const int32_t* ids,
                        int64_t n_ids, float* y) override {
     FpEnvGuard guard;
+    if (IsBlockQuantized(table.dtype)) {
+      ref::Embedding(table, ids, n_ids, y);  // dequantization: not hot
+      return OkStatus();
+    }
     ops_.embedding(table, ids, n_ids, y);
     return OkStatus();
   }
@@ -129,6 +147,22 @@ class CpuBackend final : public Backend {
     pool_->ParallelFor(tasks, [&](int64_t t, int) {
       FpEnvGuard guard;
       fn(t);
+    });
+  }
+
+  // Cuts n output columns into slices starting at multiples of n_align.
+  // Decode (a few rows) is memory-bound: one equal slice per thread avoids
+  // wake-ups and a ragged last task. Prefill is compute-bound: more tasks
+  // than threads even out the load.
+  template <typename Fn>
+  void RunColumns(int64_t m, int64_t n, int64_t n_align, Fn fn) {
+    const int64_t panels = CeilDiv(n, n_align);
+    const int64_t per_thread = m <= 8 ? 1 : 8;
+    const int64_t tasks =
+        std::min<int64_t>(panels, per_thread * pool_->threads());
+    const int64_t per_task = CeilDiv(panels, tasks) * n_align;
+    Run(CeilDiv(n, per_task), [&](int64_t t) {
+      fn(t * per_task, std::min(n, (t + 1) * per_task));
     });
   }
 

@@ -331,6 +331,8 @@ void NeonGemm(const float* x, int64_t m, const PackedWeights& w,
     case DType::kF16:
       GemmTyped<DType::kF16>(x, m, pw, bias, y, n_begin, n_end);
       break;
+    default:  // block formats take the quantized GEMM (QuantGemmOps)
+      break;
   }
 }
 

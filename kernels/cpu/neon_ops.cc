@@ -106,7 +106,7 @@ inline float32x4_t LoadWeights4(const void* data, DType t, int64_t i) {
     case DType::kBF16:
       return vreinterpretq_f32_u32(
           vshll_n_u16(vreinterpret_u16_u8(vld1_u8(bytes + 2 * i)), 16));
-    case DType::kF16:
+    default:  // kF16; block formats never reach the float ops
       break;
   }
   return vcvt_f32_f16(vreinterpret_f16_u8(vld1_u8(bytes + 2 * i)));
@@ -312,6 +312,7 @@ const IsaOps& NeonOps() {
       .gemm_n_align = kNeonGemmNAlign,
       .pack = NeonPack,
       .gemm = NeonGemm,
+      .quant = &PortableQuantOps(),
       .rmsnorm = RmsNorm,
       .rope = Rope,
       .attention = AttentionTasks,

@@ -17,6 +17,12 @@
 namespace layerproof::kernels::cuda {
 namespace {
 
+Status QuantUnimplemented(const char* op) {
+  return Status(StatusCode::kUnimplemented,
+                std::string(op) +
+                    ": block-quantized weights are not supported on CUDA");
+}
+
 // Memory the pool keeps for reuse across ops instead of returning it to the
 // driver at every synchronisation.
 constexpr uint64_t kPoolKeepBytes = uint64_t{1} << 30;
@@ -52,6 +58,7 @@ class CudaBackend final : public Backend {
   StatusOr<std::unique_ptr<PackedWeights>> PackWeightsImpl(
       const WeightView& w) override {
     LP_RETURN_IF_ERROR(Enter());
+    if (IsBlockQuantized(w.dtype)) return QuantUnimplemented("PackWeights");
     const GemmLayout layout = MakeGemmLayout(w.rows, w.cols, w.dtype);
     std::vector<unsigned char> packed(static_cast<size_t>(layout.bytes));
     PackGemmWeights(w, packed.data());
@@ -177,6 +184,7 @@ class CudaBackend final : public Backend {
   Status EmbeddingImpl(const WeightView& table, const int32_t* ids,
                        int64_t n_ids, float* y) override {
     LP_RETURN_IF_ERROR(Enter());
+    if (IsBlockQuantized(table.dtype)) return QuantUnimplemented("Embedding");
     // Only the looked-up rows travel: output row r reads gathered row r.
     const size_t row_bytes = Bytes(table.cols, DTypeSize(table.dtype));
     std::vector<unsigned char> rows(Bytes(n_ids, row_bytes));

@@ -363,6 +363,8 @@ Status LaunchGemm(const float* x, int64_t m, const DeviceGemmWeights& w,
       return LaunchTyped<DType::kBF16>(x, m, w, bias, y, partial, path, stream);
     case DType::kF16:
       return LaunchTyped<DType::kF16>(x, m, w, bias, y, partial, path, stream);
+    default:
+      break;
   }
   return InvalidArgument("LaunchGemm: w.layout.dtype: unknown");
 }

@@ -14,7 +14,7 @@ class RefPackedWeights final : public PackedWeights {
  public:
   explicit RefPackedWeights(const WeightView& w)
       : PackedWeights(BackendKind::kRef, w.rows, w.cols, w.dtype),
-        bytes_(static_cast<size_t>(w.rows * w.cols * DTypeSize(w.dtype))) {
+        bytes_(static_cast<size_t>(w.rows * RowBytes(w.dtype, w.cols))) {
     std::memcpy(bytes_.data(), w.data, bytes_.size());
   }
   WeightView view() const { return {bytes_.data(), dtype(), n(), k()}; }

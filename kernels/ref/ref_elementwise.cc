@@ -2,6 +2,7 @@
 // activations, softmax, residual add, embedding gather and argmax.
 #include <cmath>
 
+#include "kernels/quant.h"
 #include "kernels/ref/det_math.h"
 #include "kernels/ref/reduction.h"
 #include "kernels/ref/ref_ops.h"
@@ -74,8 +75,15 @@ void Embedding(const WeightView& table, const int32_t* ids, int64_t n_ids,
                float* y) {
   const int64_t dim = table.cols;
   const auto* bytes = static_cast<const unsigned char*>(table.data);
+  const int64_t row_bytes = RowBytes(table.dtype, dim);
   for (int64_t r = 0; r < n_ids; ++r) {
-    const void* row = bytes + ids[r] * dim * DTypeSize(table.dtype);
+    const unsigned char* row = bytes + ids[r] * row_bytes;
+    if (IsBlockQuantized(table.dtype)) {
+      float* out = y + r * dim;
+      quant::DequantizeRow(table.dtype, row, dim, out);
+      for (int64_t i = 0; i < dim; ++i) out[i] = CanonicalizeNan(out[i]);
+      continue;
+    }
     for (int64_t i = 0; i < dim; ++i) {
       y[r * dim + i] = CanonicalizeNan(LoadAsFloat(row, table.dtype, i));
     }

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/backend.h"
+#include "kernels/quant.h"
 
 namespace layerproof::kernels::ref {
 
@@ -17,6 +18,20 @@ void Gemm(const float* x, int64_t m, const WeightView& w, const float* bias,
 // Columns [n_begin, n_end) only (y keeps its full row stride w.rows).
 void GemmColumns(const float* x, int64_t m, const WeightView& w,
                  const float* bias, float* y, int64_t n_begin, int64_t n_end);
+
+// §3.12: one output of a block-quantized GEMM before the bias, for a
+// weight row stored as t and one quantized activation row (k elements):
+// each chunk of 8 units is an fma chain from +0 of UnitProduct * the unit's
+// activation scale, in ascending unit order; the chunks meet in the halving
+// tree.
+float QuantRowDot(DType t, const unsigned char* w_row, const int8_t* q,
+                  const quant::ActUnit* units, int64_t k);
+// Columns [n_begin, n_end) of y[x.m][w.rows] for activations already
+// quantized: QuantRowDot, + bias, canonical NaN. GemmColumns quantizes x and
+// calls this for block-quantized weights.
+void QuantGemmColumns(const quant::QuantizedRows& x, const WeightView& w,
+                      const float* bias, float* y, int64_t n_begin,
+                      int64_t n_end);
 
 // §3.3.
 void RmsNorm(const float* x, int64_t rows, int64_t dim, const WeightView& gamma,

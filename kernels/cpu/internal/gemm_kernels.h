@@ -217,6 +217,8 @@ struct PanelKernels {
         return SkinnyRows<G, DType::kF16>(rows, np, a);
       case DType::kF32:
         return SkinnyRows<G, DType::kF32>(rows, np, a);
+      default:  // block formats take the quantized GEMM (quant_kernels.h)
+        return;
     }
   }
 

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/internal/quant_packed.h"
 
 namespace layerproof::kernels::cpu {
 
@@ -24,6 +25,8 @@ struct IsaOps {
   // Columns [n_begin, n_end) of y[m][n] for all m rows.
   void (*gemm)(const float* x, int64_t m, const PackedWeights& w,
                const float* bias, float* y, int64_t n_begin, int64_t n_end);
+  // The block-quantized GEMM (pack and gemm for quantized dtypes).
+  const QuantGemmOps* quant;
   void (*rmsnorm)(const float* x, int64_t rows, int64_t dim,
                   const WeightView& gamma, float eps, float* y);
   void (*rope)(float* x, int64_t rows, int64_t n_heads,

@@ -48,15 +48,17 @@ void AttentionWithScratch(const AttentionArgs& a, int64_t task_begin,
 }
 
 // The table of `kind`: the simd kernels for Isa and the given GEMM (its
-// panel width, packing and column-slice entry).
+// panel width, packing and column-slice entry) and quantized GEMM.
 template <class Isa>
 IsaOps MakeIsaOps(BackendKind kind, int64_t gemm_n_align,
-                  decltype(IsaOps::pack) pack, decltype(IsaOps::gemm) gemm) {
+                  decltype(IsaOps::pack) pack, decltype(IsaOps::gemm) gemm,
+                  const QuantGemmOps& quant) {
   return {
       .kind = kind,
       .gemm_n_align = gemm_n_align,
       .pack = pack,
       .gemm = gemm,
+      .quant = &quant,
       .rmsnorm = RmsNormRows<Isa>,
       .rope = RopeRows<Isa>,
       .attention = AttentionWithScratch<Isa>,

@@ -1,0 +1,120 @@
+// The AVX2 block-quantized GEMM (docs/determinism.md §3.12): the vocabulary
+// of internal/quant_kernels.h on vpmaddubsw / vpmaddwd, arranged so that no
+// 16-bit sum can saturate:
+//  * byte formats keep their signed weights (byte bias 0) and use the sign
+//    trick: maddubs(|w|, sign(q, w)) sums pairs of |w| * |q| <= 128 * 127, so
+//    a pair is at most 32512 < 2^15; vpmaddwd widens each pair sum to int32
+//    at once;
+//  * nibbles are at most 15, so a pair is at most 2 * 15 * 127 = 3810 and
+//    the eight groups of a unit add up to at most 30480 < 2^15 in int16
+//    before one vpmaddwd.
+// So every dot is the exact integer of the spec.
+#include "kernels/cpu/internal/isa_prelude.h"
+#include "kernels/cpu/internal/quant_packed.h"
+
+// The AVX2 region: only code defined below is compiled for AVX2.
+// clang-format off
+#include "kernels/cpu/internal/avx2_target_begin.h"
+// clang-format on
+
+#include "kernels/cpu/internal/avx2_gemm_isa.h"
+#include "kernels/cpu/internal/quant_kernels.h"
+
+namespace layerproof::kernels::cpu {
+namespace {
+
+struct Avx2QuantIsa {
+  static constexpr int64_t kNR = 8;
+  static constexpr int kByteBias = 0;
+  using VI = __m256i;
+  using VF = __m256;
+  struct UnitW {
+    VI g[8];
+  };
+
+  static void LoadBytes(const unsigned char* p, UnitW* w) {
+    for (int g = 0; g < 8; ++g) {
+      w->g[g] = _mm256_loadu_si256(reinterpret_cast<const VI*>(p + 32 * g));
+    }
+  }
+  static void LoadNibbles(const unsigned char* p, UnitW* w) {
+    const VI low = _mm256_set1_epi8(0x0F);
+    for (int g = 0; g < 4; ++g) {
+      const VI v = _mm256_loadu_si256(reinterpret_cast<const VI*>(p + 32 * g));
+      w->g[g] = _mm256_and_si256(v, low);
+      w->g[g + 4] = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+    }
+  }
+  static VI Broadcast4(const int8_t* x) {
+    int32_t v;
+    std::memcpy(&v, x, 4);
+    return _mm256_set1_epi32(v);
+  }
+  // Exact sum of w * q over one group of four k per lane.
+  static VI SignedGroup(VI w, const int8_t* x) {
+    const VI pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(w),
+                                          _mm256_sign_epi8(Broadcast4(x), w));
+    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+  }
+  static VI DotBytes(const UnitW& w, int g0, const int8_t* x) {
+    const VI a = _mm256_add_epi32(SignedGroup(w.g[g0], x + 4 * g0),
+                                  SignedGroup(w.g[g0 + 1], x + 4 * g0 + 4));
+    const VI b = _mm256_add_epi32(SignedGroup(w.g[g0 + 2], x + 4 * g0 + 8),
+                                  SignedGroup(w.g[g0 + 3], x + 4 * g0 + 12));
+    return _mm256_add_epi32(a, b);
+  }
+  static VI DotNibbles(const UnitW& w, const int8_t* x) {
+    VI sum = _mm256_maddubs_epi16(w.g[0], Broadcast4(x));
+    for (int g = 1; g < 8; ++g) {
+      sum = _mm256_add_epi16(sum,
+                             _mm256_maddubs_epi16(w.g[g], Broadcast4(x + 4 * g)));
+    }
+    return _mm256_madd_epi16(sum, _mm256_set1_epi16(1));
+  }
+  static VF ToF(VI v) { return _mm256_cvtepi32_ps(v); }  // exact: |v| < 2^24
+  static VI SubScalar(VI v, int32_t s) {
+    return _mm256_sub_epi32(v, _mm256_set1_epi32(s));
+  }
+  static VI Add(VI a, VI b) { return _mm256_add_epi32(a, b); }
+
+  static VF Zero() { return _mm256_setzero_ps(); }
+  static VF Set1(float f) { return _mm256_set1_ps(f); }
+  static VF Mul(VF a, VF b) { return _mm256_mul_ps(a, b); }
+  static VF AddF(VF a, VF b) { return _mm256_add_ps(a, b); }
+  static VF Fma(VF a, VF b, VF c) { return _mm256_fmadd_ps(a, b, c); }
+  static VF Fnmadd(VF a, VF b, VF c) { return _mm256_fnmadd_ps(a, b, c); }
+  static VF LoadHalfs(const unsigned char* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static VF LoadU8(const unsigned char* p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
+  static VF LoadS8(const unsigned char* p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(
+        _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
+  static VF Load(const float* p) { return _mm256_loadu_ps(p); }
+  static void Store(float* p, VF v) { _mm256_storeu_ps(p, v); }
+  static void Finish(VF v, const float* bias, float* y, int64_t count) {
+    Avx2GemmIsa::Finish(v, bias, y, count);
+  }
+};
+
+std::unique_ptr<PackedWeights> Avx2QuantPack(BackendKind kind,
+                                             const WeightView& w) {
+  return std::make_unique<QuantPacked>(kind, w, Avx2QuantIsa::kNR,
+                                       Avx2QuantIsa::kByteBias);
+}
+
+}  // namespace
+
+const QuantGemmOps& Avx2QuantOps() {
+  static const QuantGemmOps ops = {Avx2QuantIsa::kNR, Avx2QuantPack,
+                                   QuantColumns<Avx2QuantIsa>};
+  return ops;
+}
+
+}  // namespace layerproof::kernels::cpu
+
+#include "kernels/cpu/internal/isa_target_end.h"

@@ -1,0 +1,108 @@
+// The AVX-512 VNNI block-quantized GEMM (docs/determinism.md §3.12): the
+// vocabulary of internal/quant_kernels.h on vpdpbusd. Byte formats are packed
+// with a bias of 128 (u8 = w + 128), so vpdpbusd's u8 x s8 products are the
+// stored weights' plus 128 * q, removed with the unit's activation sums.
+// Nibbles are u8 already. vpdpbusd adds four exact products to an int32
+// lane without saturation, so every dot is the exact integer of the spec.
+// On AVX-512 CPUs without VNNI (Skylake-SP), the AVX2 kernels run instead.
+#include "kernels/cpu/internal/isa_prelude.h"
+#include "kernels/cpu/internal/quant_packed.h"
+
+// The AVX-512 region: only code defined below is compiled for AVX-512.
+// clang-format off
+#include "kernels/cpu/internal/avx512_target_begin.h"
+// clang-format on
+#pragma GCC target("avx512vnni")
+
+#include "kernels/cpu/internal/avx512_gemm_isa.h"
+#include "kernels/cpu/internal/quant_kernels.h"
+
+namespace layerproof::kernels::cpu {
+namespace {
+
+struct Avx512QuantIsa {
+  static constexpr int64_t kNR = 16;
+  static constexpr int kByteBias = 128;
+  using VI = __m512i;
+  using VF = __m512;
+  struct UnitW {
+    VI g[8];
+  };
+
+  static void LoadBytes(const unsigned char* p, UnitW* w) {
+    for (int g = 0; g < 8; ++g) w->g[g] = _mm512_loadu_si512(p + 64 * g);
+  }
+  static void LoadNibbles(const unsigned char* p, UnitW* w) {
+    const VI low = _mm512_set1_epi8(0x0F);
+    for (int g = 0; g < 4; ++g) {
+      const VI v = _mm512_loadu_si512(p + 64 * g);
+      w->g[g] = _mm512_and_si512(v, low);
+      w->g[g + 4] = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+    }
+  }
+  // Four activation bytes in every lane.
+  static VI Broadcast4(const int8_t* x) {
+    int32_t v;
+    std::memcpy(&v, x, 4);
+    return _mm512_set1_epi32(v);
+  }
+  static VI DotBytes(const UnitW& w, int g0, const int8_t* x) {
+    VI a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w.g[g0],
+                               Broadcast4(x + 4 * g0));
+    VI b = _mm512_dpbusd_epi32(_mm512_setzero_si512(), w.g[g0 + 1],
+                               Broadcast4(x + 4 * g0 + 4));
+    a = _mm512_dpbusd_epi32(a, w.g[g0 + 2], Broadcast4(x + 4 * g0 + 8));
+    b = _mm512_dpbusd_epi32(b, w.g[g0 + 3], Broadcast4(x + 4 * g0 + 12));
+    return _mm512_add_epi32(a, b);
+  }
+  static VI DotNibbles(const UnitW& w, const int8_t* x) {
+    return _mm512_add_epi32(DotBytes(w, 0, x), DotBytes(w, 4, x));
+  }
+  static VF ToF(VI v) { return _mm512_cvtepi32_ps(v); }  // exact: |v| < 2^24
+  static VI SubScalar(VI v, int32_t s) {
+    return _mm512_sub_epi32(v, _mm512_set1_epi32(s));
+  }
+  static VI Add(VI a, VI b) { return _mm512_add_epi32(a, b); }
+
+  static VF Zero() { return _mm512_setzero_ps(); }
+  static VF Set1(float f) { return _mm512_set1_ps(f); }
+  static VF Mul(VF a, VF b) { return _mm512_mul_ps(a, b); }
+  static VF AddF(VF a, VF b) { return _mm512_add_ps(a, b); }
+  static VF Fma(VF a, VF b, VF c) { return _mm512_fmadd_ps(a, b, c); }
+  static VF Fnmadd(VF a, VF b, VF c) { return _mm512_fnmadd_ps(a, b, c); }
+  static VF LoadHalfs(const unsigned char* p) {
+    return _mm512_cvtph_ps(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static VF LoadU8(const unsigned char* p) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  }
+  static VF LoadS8(const unsigned char* p) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  }
+  static VF Load(const float* p) { return _mm512_loadu_ps(p); }
+  static void Store(float* p, VF v) { _mm512_storeu_ps(p, v); }
+  static void Finish(VF v, const float* bias, float* y, int64_t count) {
+    Avx512GemmIsa::Finish(v, bias, y, count);
+  }
+};
+
+std::unique_ptr<PackedWeights> Avx512QuantPack(BackendKind kind,
+                                               const WeightView& w) {
+  return std::make_unique<QuantPacked>(kind, w, Avx512QuantIsa::kNR,
+                                       Avx512QuantIsa::kByteBias);
+}
+
+}  // namespace
+
+const QuantGemmOps& Avx512QuantOps() {
+  static const QuantGemmOps vnni = {Avx512QuantIsa::kNR, Avx512QuantPack,
+                                    QuantColumns<Avx512QuantIsa>};
+  return __builtin_cpu_supports("avx512vnni") ? vnni : Avx2QuantOps();
+}
+
+}  // namespace layerproof::kernels::cpu
+
+#include "kernels/cpu/internal/isa_target_end.h"
