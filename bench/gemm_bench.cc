@@ -207,6 +207,31 @@ int64_t RotationCount(int64_t bytes_each) {
   return std::max<int64_t>(2, (ColdBytes() + bytes_each - 1) / bytes_each + 1);
 }
 
+// W[n][k] stored as `dtype`. Block formats get random quants with sane fp16
+// scales: their kernels' timing does not depend on the values.
+std::vector<unsigned char> StoreWeights(const std::vector<float>& w, int64_t n,
+                                        int64_t k, DType dtype) {
+  if (!IsBlockQuantized(dtype)) return EncodeWeights(w, dtype);
+  std::vector<unsigned char> stored(size_t(n * RowBytes(dtype, k)));
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  for (auto& b : stored) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    b = uint8_t(state >> 56);
+  }
+  const uint16_t scale = FloatToF16(0.01f);
+  const size_t d_at = dtype == DType::kQ6_K ? 208 : 0;
+  const size_t dmin_at = dtype == DType::kQ4_K ? 2 : d_at;
+  for (size_t off = 0; off < stored.size(); off += size_t(BlockBytes(dtype))) {
+    std::memcpy(&stored[off + d_at], &scale, 2);
+    std::memcpy(&stored[off + dmin_at], &scale, 2);
+  }
+  return stored;
+}
+
+double WeightBytes(int64_t k, int64_t n, DType dtype) {
+  return double(n) * double(RowBytes(dtype, k));
+}
+
 // Ours: `dtype` weights packed by `kind`, or the OpenBLAS fp32 set.
 GemvSet& BuildGemvSet(const std::string& key, int64_t k, int64_t n,
                       Backend* backend, DType dtype) {
@@ -228,18 +253,9 @@ GemvSet& BuildGemvSet(const std::string& key, int64_t k, int64_t n,
     }
     return s;
   }
-  std::vector<unsigned char> stored(k * n * DTypeSize(dtype));
-  for (int64_t i = 0; i < k * n; ++i) {
-    if (dtype == DType::kF32) {
-      std::memcpy(&stored[4 * i], &w[i], 4);
-    } else {
-      const uint16_t h =
-          dtype == DType::kBF16 ? FloatToBf16(w[i]) : FloatToF16(w[i]);
-      std::memcpy(&stored[2 * i], &h, 2);
-    }
-  }
+  const std::vector<unsigned char> stored = StoreWeights(w, n, k, dtype);
   const WeightView view{stored.data(), dtype, n, k};
-  const int64_t count = RotationCount(k * n * DTypeSize(dtype));
+  const int64_t count = RotationCount(int64_t(WeightBytes(k, n, dtype)));
   for (int64_t i = 0; i < count; ++i) {
     auto p = backend->PackWeights(view);
     if (!p.ok()) std::abort();
@@ -264,7 +280,7 @@ void BM_LayerproofGemv(benchmark::State& state) {
                               std::to_string(k) + "x" + std::to_string(n);
   GemvSet& s = BuildGemvSet(set_key, k, n, backend, dtype);
   backend->SetThreads(threads);
-  const double bytes = double(k) * n * DTypeSize(dtype) + 4.0 * k;
+  const double bytes = WeightBytes(k, n, dtype) + 4.0 * k;
   size_t i = 0;
   const auto t0 = Clock::now();
   for (auto _ : state) {
@@ -341,16 +357,7 @@ void BM_LayerproofGemm(benchmark::State& state) {
     return;
   }
   GemmData& d = PrefillData(m, k, n);
-  std::vector<unsigned char> stored(k * n * DTypeSize(dtype));
-  for (int64_t i = 0; i < k * n; ++i) {
-    if (dtype == DType::kF32) {
-      std::memcpy(&stored[4 * i], &d.w[i], 4);
-    } else {
-      const uint16_t h =
-          dtype == DType::kBF16 ? FloatToBf16(d.w[i]) : FloatToF16(d.w[i]);
-      std::memcpy(&stored[2 * i], &h, 2);
-    }
-  }
+  const std::vector<unsigned char> stored = StoreWeights(d.w, n, k, dtype);
   auto packed = backend->PackWeights({stored.data(), dtype, n, k});
   if (!packed.ok()) std::abort();
   backend->SetThreads(threads);
@@ -397,6 +404,9 @@ constexpr int64_t kAvx2 = static_cast<int64_t>(BackendKind::kAvx2);
 constexpr int64_t kBf16 = static_cast<int64_t>(DType::kBF16);
 constexpr int64_t kF16 = static_cast<int64_t>(DType::kF16);
 constexpr int64_t kF32 = static_cast<int64_t>(DType::kF32);
+constexpr int64_t kQ8_0 = static_cast<int64_t>(DType::kQ8_0);
+constexpr int64_t kQ4_0 = static_cast<int64_t>(DType::kQ4_0);
+constexpr int64_t kQ4_K = static_cast<int64_t>(DType::kQ4_K);
 
 // Decode shapes: Llama-3-8B q/o_proj, gate/up_proj and down_proj.
 constexpr int64_t kGemvShapes[][2] = {
@@ -430,6 +440,18 @@ void RegisterAll() {
           ->Unit(benchmark::kMillisecond);
     }
   }
+  // Block-quantized weights (docs/determinism.md §3.12) on the same shapes.
+  for (const auto& s : kGemvShapes) {
+    for (int64_t dt : {kQ8_0, kQ4_0, kQ4_K}) {
+      for (int t : {1, 2}) {
+        benchmark::RegisterBenchmark("BM_LayerproofGemv", BM_LayerproofGemv)
+            ->Args({s[0], s[1], t, kAvx512, dt})
+            ->ArgNames({"k", "n", "threads", "isa", "dtype"})
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
   // For information: the other stored formats and the AVX2 backend.
   for (int64_t dt : {kF16, kF32}) {
     for (int t : {1, 2}) {
@@ -456,6 +478,13 @@ void RegisterAll() {
     for (int64_t isa : {kAvx512, kAvx2}) {
       benchmark::RegisterBenchmark("BM_LayerproofGemm", BM_LayerproofGemm)
           ->Args({512, 4096, 4096, t, isa, kBf16})
+          ->ArgNames({"m", "k", "n", "threads", "isa", "dtype"})
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+    for (int64_t dt : {kQ8_0, kQ4_0, kQ4_K}) {
+      benchmark::RegisterBenchmark("BM_LayerproofGemm", BM_LayerproofGemm)
+          ->Args({512, 4096, 4096, t, kAvx512, dt})
           ->ArgNames({"m", "k", "n", "threads", "isa", "dtype"})
           ->UseRealTime()
           ->Unit(benchmark::kMillisecond);
@@ -491,6 +520,44 @@ void PrintSummary() {
           static_cast<long long>(s[0]), static_cast<long long>(s[1]), t, gbps,
           bw > 0 ? 100 * gbps / bw : 0.0, blas > 0 ? ours / blas : 0.0,
           blas * (4.0 * s[0] * s[1] + 4.0 * s[0]) / 1e9);
+    }
+  }
+  // Quantized GEMV: time against bf16's on the same shape (targets: Q4_0
+  // <= 0.55x, Q8_0 <= 0.65x, Q4_K within 10% of Q4_0) and share of the read
+  // bandwidth of the quantized bytes.
+  for (const auto& s : kGemvShapes) {
+    for (int t : {1, 2}) {
+      const double bf16 =
+          BestOr0(ShapeKey("lp_gemv_avx512_BF16", 1, s[0], s[1], t));
+      const double bw = BestOr0("readbw/t" + std::to_string(t));
+      for (DType dt : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K}) {
+        const std::string name = "lp_gemv_avx512_" + std::string(DTypeName(dt));
+        const double ours = BestOr0(ShapeKey(name.c_str(), 1, s[0], s[1], t));
+        if (ours == 0 || bf16 == 0) continue;
+        const double gbps =
+            ours * (WeightBytes(s[0], s[1], dt) + 4.0 * s[0]) / 1e9;
+        std::printf(
+            "decode k=%-5lld n=%-5lld t=%d: %-4s %.3f ms = %.2fx the time of "
+            "bf16 (%.3f ms); %.2f GB/s = %.0f%% of read bw\n",
+            static_cast<long long>(s[0]), static_cast<long long>(s[1]), t,
+            std::string(DTypeName(dt)).c_str(), 1e3 / ours, bf16 / ours,
+            1e3 / bf16, gbps, bw > 0 ? 100 * gbps / bw : 0.0);
+      }
+    }
+  }
+  for (int t : {1, 2}) {
+    const double bf16 =
+        BestOr0(ShapeKey("lp_gemm_avx512_BF16", 512, 4096, 4096, t));
+    const double blas = BestOr0(ShapeKey("sgemm", 512, 4096, 4096, t));
+    for (DType dt : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K}) {
+      const std::string name = "lp_gemm_avx512_" + std::string(DTypeName(dt));
+      const double ours = BestOr0(ShapeKey(name.c_str(), 512, 4096, 4096, t));
+      if (ours == 0) continue;
+      std::printf(
+          "prefill m=512 k=n=4096 t=%d: %-4s %.1f GFLOP/s = %.2fx avx512 bf16 "
+          "and %.2fx OpenBLAS sgemm (targets >= 1.5x both)\n",
+          t, std::string(DTypeName(dt)).c_str(), ours,
+          bf16 > 0 ? ours / bf16 : 0.0, blas > 0 ? ours / blas : 0.0);
     }
   }
   for (int t : {1, 2}) {

@@ -32,13 +32,15 @@ struct Avx2QuantIsa {
     VI g[8];
   };
 
-  static void LoadBytes(const unsigned char* p, UnitW* w) {
+  __attribute__((always_inline)) static void LoadBytes(const unsigned char* p, UnitW* w) {
+#pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
       w->g[g] = _mm256_loadu_si256(reinterpret_cast<const VI*>(p + 32 * g));
     }
   }
-  static void LoadNibbles(const unsigned char* p, UnitW* w) {
+  __attribute__((always_inline)) static void LoadNibbles(const unsigned char* p, UnitW* w) {
     const VI low = _mm256_set1_epi8(0x0F);
+#pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
       const VI v = _mm256_loadu_si256(reinterpret_cast<const VI*>(p + 32 * g));
       w->g[g] = _mm256_and_si256(v, low);
@@ -65,6 +67,7 @@ struct Avx2QuantIsa {
   }
   static VI DotNibbles(const UnitW& w, const int8_t* x) {
     VI sum = _mm256_maddubs_epi16(w.g[0], Broadcast4(x));
+#pragma GCC unroll 8
     for (int g = 1; g < 8; ++g) {
       sum = _mm256_add_epi16(sum,
                              _mm256_maddubs_epi16(w.g[g], Broadcast4(x + 4 * g)));

@@ -59,16 +59,22 @@ struct QuantTileArgs {
   int64_t cols;  // outputs of the panel to store
 };
 
-// u_b for R rows of one unit (see the file comment), then p[r] += u_b * d_b.
+// Units per packed group (quant_packed.h), known at compile time so that the
+// inner loop has no division.
+template <DType T>
+constexpr int64_t kGroupUnits =
+    T == DType::kQ4_K || T == DType::kQ6_K ? 8 : 1;
+
+// u_b for R rows of unit b (see the file comment), then p[r] += u_b * d_b.
+// `wts` is the unit's packed weights, `gscales` its group's scales.
 template <class Q, DType T, int R>
-inline void UnitStep(const QuantLayout& l, const unsigned char* group,
-                     int64_t unit_in_group, int64_t b, const int8_t* const* xq,
-                     const quant::ActUnit* const* xu, typename Q::VF* p) {
+__attribute__((always_inline)) inline void UnitStep(
+    const QuantLayout& l, const unsigned char* wts,
+    const unsigned char* gscales, int64_t b, const int8_t* const* xq,
+    const quant::ActUnit* const* xu, typename Q::VF* p) {
   using VF = typename Q::VF;
   using VI = typename Q::VI;
-  const unsigned char* wts = group + unit_in_group * l.unit_bytes;
   const unsigned char* scales = wts + l.unit_weight_bytes;
-  const unsigned char* gscales = group + l.units_per_group * l.unit_bytes;
   typename Q::UnitW w;
   if constexpr (T == DType::kQ4_0 || T == DType::kQ4_K) {
     Q::LoadNibbles(wts, &w);
@@ -133,11 +139,21 @@ void QuantTile(const QuantTileArgs& a) {
   for (int64_t c = 0; c < s.chunks(); ++c) {
     VF p[R];
     for (int r = 0; r < R; ++r) p[r] = Q::Zero();
-    const int64_t b1 = std::min(n_units, (c + 1) * kQuantUnitsPerChunk);
-    for (int64_t b = c * kQuantUnitsPerChunk; b < b1; ++b) {
-      const unsigned char* group =
-          panel + (b / l.units_per_group) * l.group_bytes;
-      UnitStep<Q, T, R>(l, group, b % l.units_per_group, b, xq, xu, p);
+    const int64_t b0 = c * kQuantUnitsPerChunk;
+    const int64_t b1 = std::min(n_units, b0 + kQuantUnitsPerChunk);
+    if constexpr (kGroupUnits<T> == 1) {
+      const unsigned char* unit = panel + b0 * l.group_bytes;
+      for (int64_t b = b0; b < b1; ++b, unit += l.group_bytes) {
+        UnitStep<Q, T, R>(l, unit, nullptr, b, xq, xu, p);
+      }
+    } else {
+      // A chunk is exactly one super-block.
+      const unsigned char* group = panel + c * l.group_bytes;
+      const unsigned char* gscales = group + kGroupUnits<T> * l.unit_bytes;
+      for (int64_t j = 0; j < kGroupUnits<T>; ++j) {
+        UnitStep<Q, T, R>(l, group + j * l.unit_bytes, gscales, b0 + j, xq,
+                          xu, p);
+      }
     }
     const int32_t sp = s.sp(c);
     const int32_t merges = s.merges(c);
