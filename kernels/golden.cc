@@ -7,6 +7,7 @@
 
 #include "kernels/fp_env.h"
 #include "kernels/philox.h"
+#include "kernels/quant.h"
 #include "kernels/ref/det_math.h"
 #include "kernels/ref/rope_table.h"
 #include "kernels/ref/sampling.h"
@@ -55,6 +56,72 @@ StoredWeights MakeWeights(uint32_t stream, int64_t rows, int64_t cols,
 }
 
 using CaseFn = std::function<StatusOr<std::string>(Backend&)>;
+
+// Block-quantized weights (§3.12): Philox bytes, with the fp16 scales of
+// each block set from GoldenFloats (|d| < 0.05); every 7th block's scales
+// are zero, and with `extreme` every 5th gets +inf, NaN, a subnormal or
+// 65504 in turn.
+StoredWeights MakeBlocks(uint32_t stream, int64_t rows, int64_t cols,
+                         DType dtype, bool extreme) {
+  StoredWeights w;
+  w.bytes.resize(size_t(rows * RowBytes(dtype, cols)));
+  for (size_t i = 0; i < w.bytes.size(); i += 4) {
+    const PhiloxCounter c = Philox4x32({uint32_t(i / 4), stream, 0, 0},
+                                       {kGoldenKey, 0x51554E54u});
+    for (size_t j = 0; j < 4 && i + j < w.bytes.size(); ++j) {
+      w.bytes[i + j] = uint8_t(c[0] >> (8 * j));
+    }
+  }
+  const int64_t blocks = int64_t(w.bytes.size()) / BlockBytes(dtype);
+  const std::vector<float> scales =
+      GoldenFloats(stream + 1, 2 * blocks, 0.05f, false);
+  const uint16_t kExtreme[] = {0x7C00, 0x7E01, 0x0003, 0x7BFF};
+  const size_t d_at = dtype == DType::kQ6_K ? 208 : 0;
+  for (int64_t b = 0; b < blocks; ++b) {
+    for (int s = 0; s < (dtype == DType::kQ4_K ? 2 : 1); ++s) {
+      uint16_t h = FloatToF16(scales[size_t(2 * b + s)]);
+      if (b % 7 == 3) h = 0;
+      if (extreme && b % 5 == 1) h = kExtreme[(b / 5 + s) % 4];
+      std::memcpy(&w.bytes[size_t(b * BlockBytes(dtype)) + d_at + 2 * s], &h,
+                  2);
+    }
+  }
+  w.view = {w.bytes.data(), dtype, rows, cols};
+  return w;
+}
+
+CaseFn QuantGemmCase(uint32_t seed, int64_t m, int64_t k, int64_t n,
+                     DType dtype, bool bias, bool specials) {
+  return [=](Backend& b) -> StatusOr<std::string> {
+    std::vector<float> x = GoldenFloats(seed, m * k, 2.0f, specials);
+    // Units of very different magnitudes, and one all-zero unit.
+    for (int64_t u = 0; u < m * k / quant::kUnit; ++u) {
+      const float f = u % 3 == 0 ? 1e-30f : (u % 3 == 1 ? 1.0f : 1e20f);
+      for (int64_t i = 0; i < quant::kUnit; ++i) {
+        x[size_t(u * quant::kUnit + i)] *= u == 1 ? 0.0f : f;
+      }
+    }
+    StoredWeights w = MakeBlocks(seed + 1, n, k, dtype, specials);
+    const std::vector<float> bvec = GoldenFloats(seed + 2, n, 0.5f, false);
+    LP_ASSIGN_OR_RETURN(auto packed, b.PackWeights(w.view));
+    std::vector<float> y(m * n);
+    LP_RETURN_IF_ERROR(
+        b.Gemm(x.data(), m, *packed, bias ? bvec.data() : nullptr, y.data()));
+    return HashFloats(y);
+  };
+}
+
+CaseFn QuantEmbeddingCase(uint32_t seed, DType dtype) {
+  return [=](Backend& b) -> StatusOr<std::string> {
+    StoredWeights t = MakeBlocks(seed, 20, 512, dtype, true);
+    const std::vector<int32_t> ids = {0, 19, 7, 7, 13};
+    std::vector<float> y(ids.size() * 512);
+    LP_RETURN_IF_ERROR(b.Embedding(t.view, ids.data(), ids.size(), y.data()));
+    return HashFloats(y);
+  };
+}
+
+
 struct Case {
   const char* name;
   CaseFn run;
@@ -225,6 +292,22 @@ const std::vector<Case>& Cases() {
        GemmCase(17, 40, 600, 70, DType::kBF16, true, false)},
       {"gemm_f32_specials_m17_k257_n33",
        GemmCase(18, 17, 257, 33, DType::kF32, false, true)},
+      {"qgemv_q8_0_k4096_n70_bias",
+       QuantGemmCase(70, 1, 4096, 70, DType::kQ8_0, true, false)},
+      {"qgemm_q8_0_specials_m5_k800_n33",
+       QuantGemmCase(73, 5, 800, 33, DType::kQ8_0, false, true)},
+      {"qgemv_q4_0_k1056_n41",
+       QuantGemmCase(76, 1, 1056, 41, DType::kQ4_0, false, false)},
+      {"qgemm_q4_0_specials_m9_k256_n17_bias",
+       QuantGemmCase(79, 9, 256, 17, DType::kQ4_0, true, true)},
+      {"qgemv_q4_k_k2048_n37_bias",
+       QuantGemmCase(82, 1, 2048, 37, DType::kQ4_K, true, false)},
+      {"qgemm_q4_k_specials_m4_k768_n19",
+       QuantGemmCase(85, 4, 768, 19, DType::kQ4_K, false, true)},
+      {"qgemv_q6_k_k1280_n29",
+       QuantGemmCase(88, 1, 1280, 29, DType::kQ6_K, false, false)},
+      {"qgemm_q6_k_specials_m3_k512_n23_bias",
+       QuantGemmCase(91, 3, 512, 23, DType::kQ6_K, true, true)},
       {"rmsnorm_r3_d4096", RmsNormCase(20, 3, 4096, false)},
       {"rmsnorm_specials_r4_d100", RmsNormCase(23, 4, 100, true)},
       {"rmsnorm_f16_gamma_r2_d333", RmsNormCase(26, 2, 333, true, DType::kF16)},
@@ -244,6 +327,10 @@ const std::vector<Case>& Cases() {
       {"embedding_bf16", EmbeddingCase(60, DType::kBF16)},
       {"embedding_f16", EmbeddingCase(63, DType::kF16)},
       {"embedding_f32", EmbeddingCase(66, DType::kF32)},
+      {"embedding_q8_0", QuantEmbeddingCase(94, DType::kQ8_0)},
+      {"embedding_q4_0", QuantEmbeddingCase(95, DType::kQ4_0)},
+      {"embedding_q4_k", QuantEmbeddingCase(96, DType::kQ4_K)},
+      {"embedding_q6_k", QuantEmbeddingCase(97, DType::kQ6_K)},
       {"argmax_ties_nan_r6_n333", ArgmaxCase},
       {"sampling_host", SamplingCase},
       {"det_expf_sweep_host", ExpFCase},
