@@ -7,8 +7,12 @@
 #   chat templates: eight families' templates against Jinja2 as transformers
 #   runs it (Debian's python3-jinja2) and @huggingface/jinja
 #   (tests/peer/chat_peer.mjs), on tests/peer/conversations.mjs.
+#   GGUF: the files our writer makes (every tensor type, llama / qwen2 /
+#   qwen3, every metadata value type) read by @huggingface/gguf and by our
+#   reader (tests/peer/gguf_peer.mjs): names, types, dimensions, absolute
+#   data offsets and every key's value must agree.
 # Usage: scripts/test-peers.sh [BUILD_DIR] (default build); writes
-# BUILD_DIR/peer-tokenizers.json.
+# BUILD_DIR/peer-tokenizers.json and the GGUF files in BUILD_DIR/peer-gguf/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -22,3 +26,6 @@ node tests/peer/tokenizers_peer.mjs --modules "${peers}" \
   --report "${build}/peer-tokenizers.json"
 TZ=UTC node tests/peer/chat_peer.mjs --modules "${peers}" \
   --peer "${build}/tests/peer/peer_text"
+rm -rf "${build}/peer-gguf"
+node tests/peer/gguf_peer.mjs --modules "${peers}" \
+  --peer "${build}/tests/peer/peer_gguf" --out "${build}/peer-gguf"
