@@ -66,8 +66,8 @@ StoredWeights MakeBlocks(uint32_t stream, int64_t rows, int64_t cols,
   StoredWeights w;
   w.bytes.resize(size_t(rows * RowBytes(dtype, cols)));
   for (size_t i = 0; i < w.bytes.size(); i += 4) {
-    const PhiloxCounter c = Philox4x32({uint32_t(i / 4), stream, 0, 0},
-                                       {kGoldenKey, 0x51554E54u});
+    const PhiloxCounter c =
+        Philox4x32({uint32_t(i / 4), stream, 0, 0}, {kGoldenKey, 0x51554E54u});
     for (size_t j = 0; j < 4 && i + j < w.bytes.size(); ++j) {
       w.bytes[i + j] = uint8_t(c[0] >> (8 * j));
     }
@@ -120,7 +120,6 @@ CaseFn QuantEmbeddingCase(uint32_t seed, DType dtype) {
     return HashFloats(y);
   };
 }
-
 
 struct Case {
   const char* name;

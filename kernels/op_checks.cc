@@ -34,7 +34,8 @@ Status CheckWeights(std::string_view op, std::string_view arg,
   LP_RETURN_IF_ERROR(CheckDim(op, std::string(arg) + ".cols", w.cols));
   if (w.cols % BlockElems(w.dtype) != 0) {
     return BadArgument(op, std::string(arg) + ".cols",
-                       "got " + std::to_string(w.cols) + ", want a multiple of " +
+                       "got " + std::to_string(w.cols) +
+                           ", want a multiple of " +
                            std::to_string(BlockElems(w.dtype)) + " (the " +
                            std::string(DTypeName(w.dtype)) + " block size)");
   }

@@ -13,8 +13,7 @@ float LoadF16(const unsigned char* p) {
 }
 
 // llama.cpp's get_scale_min_k4: the 6-bit scale and min of Q4_K sub-block j.
-void Q4KScaleMin(const unsigned char* scales, int j, int32_t* sc,
-                 int32_t* mn) {
+void Q4KScaleMin(const unsigned char* scales, int j, int32_t* sc, int32_t* mn) {
   if (j < 4) {
     *sc = scales[j] & 63;
     *mn = scales[j + 4] & 63;
@@ -26,8 +25,7 @@ void Q4KScaleMin(const unsigned char* scales, int j, int32_t* sc,
 
 }  // namespace
 
-void DecodeUnit(DType t, const unsigned char* row, int64_t u,
-                WeightUnit* out) {
+void DecodeUnit(DType t, const unsigned char* row, int64_t u, WeightUnit* out) {
   *out = WeightUnit{};
   switch (t) {
     case DType::kQ8_0: {
@@ -56,7 +54,8 @@ void DecodeUnit(DType t, const unsigned char* row, int64_t u,
       out->mn = mn;
       const unsigned char* qs = b + 16 + 32 * (j / 2);
       const int shift = (j % 2) * 4;
-      for (int i = 0; i < kUnit; ++i) out->w[i] = int8_t((qs[i] >> shift) & 0xF);
+      for (int i = 0; i < kUnit; ++i)
+        out->w[i] = int8_t((qs[i] >> shift) & 0xF);
       return;
     }
     case DType::kQ6_K: {

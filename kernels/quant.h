@@ -39,8 +39,8 @@ inline constexpr int64_t kUnit = 32;
 inline constexpr int kActMax = 127;
 
 struct WeightUnit {
-  int8_t w[kUnit];    // Q8_0 [-128, 127], Q4_0 [-8, 7], Q4_K [0, 15],
-                      // Q6_K [-32, 31]
+  int8_t w[kUnit];         // Q8_0 [-128, 127], Q4_0 [-8, 7], Q4_K [0, 15],
+                           // Q6_K [-32, 31]
   int32_t sc[2] = {1, 1};  // Q4_K: sc_j twice; Q6_K: the two int8 scales
   int32_t mn = 0;          // Q4_K: m_j; else 0
   float d = 0.0f;          // widened fp16 d

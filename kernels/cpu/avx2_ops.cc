@@ -18,8 +18,7 @@ namespace layerproof::kernels::cpu {
 
 const IsaOps& Avx2Ops() {
   static const IsaOps ops = simd::MakeIsaOps<Avx2OpsIsa>(
-      BackendKind::kAvx2, kAvx2GemmNAlign, Avx2Pack, Avx2Gemm,
-      Avx2QuantOps());
+      BackendKind::kAvx2, kAvx2GemmNAlign, Avx2Pack, Avx2Gemm, Avx2QuantOps());
   return ops;
 }
 

@@ -32,13 +32,15 @@ struct Avx2QuantIsa {
     VI g[8];
   };
 
-  __attribute__((always_inline)) static void LoadBytes(const unsigned char* p, UnitW* w) {
+  __attribute__((always_inline)) static void LoadBytes(const unsigned char* p,
+                                                       UnitW* w) {
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
       w->g[g] = _mm256_loadu_si256(reinterpret_cast<const VI*>(p + 32 * g));
     }
   }
-  __attribute__((always_inline)) static void LoadNibbles(const unsigned char* p, UnitW* w) {
+  __attribute__((always_inline)) static void LoadNibbles(const unsigned char* p,
+                                                         UnitW* w) {
     const VI low = _mm256_set1_epi8(0x0F);
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
@@ -69,8 +71,8 @@ struct Avx2QuantIsa {
     VI sum = _mm256_maddubs_epi16(w.g[0], Broadcast4(x));
 #pragma GCC unroll 8
     for (int g = 1; g < 8; ++g) {
-      sum = _mm256_add_epi16(sum,
-                             _mm256_maddubs_epi16(w.g[g], Broadcast4(x + 4 * g)));
+      sum = _mm256_add_epi16(
+          sum, _mm256_maddubs_epi16(w.g[g], Broadcast4(x + 4 * g)));
     }
     return _mm256_madd_epi16(sum, _mm256_set1_epi16(1));
   }
@@ -87,7 +89,8 @@ struct Avx2QuantIsa {
   static VF Fma(VF a, VF b, VF c) { return _mm256_fmadd_ps(a, b, c); }
   static VF Fnmadd(VF a, VF b, VF c) { return _mm256_fnmadd_ps(a, b, c); }
   static VF LoadHalfs(const unsigned char* p) {
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
   static VF LoadU8(const unsigned char* p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(

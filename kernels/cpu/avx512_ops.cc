@@ -17,9 +17,9 @@
 namespace layerproof::kernels::cpu {
 
 const IsaOps& Avx512Ops() {
-  static const IsaOps ops = simd::MakeIsaOps<Avx512OpsIsa>(
-      BackendKind::kAvx512, kAvx512GemmNAlign, Avx512Pack, Avx512Gemm,
-      Avx512QuantOps());
+  static const IsaOps ops =
+      simd::MakeIsaOps<Avx512OpsIsa>(BackendKind::kAvx512, kAvx512GemmNAlign,
+                                     Avx512Pack, Avx512Gemm, Avx512QuantOps());
   return ops;
 }
 

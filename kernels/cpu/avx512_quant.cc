@@ -29,11 +29,13 @@ struct Avx512QuantIsa {
     VI g[8];
   };
 
-  __attribute__((always_inline)) static void LoadBytes(const unsigned char* p, UnitW* w) {
+  __attribute__((always_inline)) static void LoadBytes(const unsigned char* p,
+                                                       UnitW* w) {
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) w->g[g] = _mm512_loadu_si512(p + 64 * g);
   }
-  __attribute__((always_inline)) static void LoadNibbles(const unsigned char* p, UnitW* w) {
+  __attribute__((always_inline)) static void LoadNibbles(const unsigned char* p,
+                                                         UnitW* w) {
     const VI low = _mm512_set1_epi8(0x0F);
 #pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {

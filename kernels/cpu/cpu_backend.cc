@@ -161,9 +161,8 @@ class CpuBackend final : public Backend {
     const int64_t tasks =
         std::min<int64_t>(panels, per_thread * pool_->threads());
     const int64_t per_task = CeilDiv(panels, tasks) * n_align;
-    Run(CeilDiv(n, per_task), [&](int64_t t) {
-      fn(t * per_task, std::min(n, (t + 1) * per_task));
-    });
+    Run(CeilDiv(n, per_task),
+        [&](int64_t t) { fn(t * per_task, std::min(n, (t + 1) * per_task)); });
   }
 
   template <typename Fn>

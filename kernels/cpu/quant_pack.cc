@@ -133,8 +133,7 @@ std::unique_ptr<PackedWeights> PortablePack(BackendKind kind,
 }
 
 void PortableGemm(const quant::QuantizedRows& x, const PackedWeights& w,
-                  const float* bias, float* y, int64_t n_begin,
-                  int64_t n_end) {
+                  const float* bias, float* y, int64_t n_begin, int64_t n_end) {
   ref::QuantGemmColumns(x, static_cast<const StoredQuantWeights&>(w).view(),
                         bias, y, n_begin, n_end);
 }

@@ -2,6 +2,8 @@
 // the spec functions of kernels/quant.h against independent formulas, and
 // every backend against ref, bit for bit, on random and extreme blocks,
 // zero blocks, special activations and every supported K.
+#include "kernels/quant.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/quant.h"
 #include "tests/kernels/test_util.h"
 
 namespace layerproof::kernels {
@@ -44,7 +45,8 @@ enum class Scales {
 std::vector<unsigned char> RandomBlocks(std::mt19937_64& rng, DType t,
                                         int64_t rows, int64_t cols,
                                         Scales scales) {
-  std::vector<unsigned char> bytes(static_cast<size_t>(rows * RowBytes(t, cols)));
+  std::vector<unsigned char> bytes(
+      static_cast<size_t>(rows * RowBytes(t, cols)));
   for (auto& b : bytes) b = uint8_t(rng());
   if (scales == Scales::kRandomBits) return bytes;
   std::uniform_real_distribution<float> u(1e-3f, 0.1f);
@@ -227,8 +229,7 @@ TEST(QuantSpecTest, UnitProductMatchesTheExactInteger) {
   std::mt19937_64 rng(13);
   for (DType t : kBlockTypes) {
     for (int trial = 0; trial < 300; ++trial) {
-      const auto bytes =
-          RandomBlocks(rng, t, 1, BlockElems(t), Scales::kSane);
+      const auto bytes = RandomBlocks(rng, t, 1, BlockElems(t), Scales::kSane);
       const auto x = RandomFloats(rng, 32, 3.0f);
       int8_t q[32];
       const quant::ActUnit a = Quantize(x, q);
@@ -240,10 +241,10 @@ TEST(QuantSpecTest, UnitProductMatchesTheExactInteger) {
       long double exact = 0, magnitude = 0;
       for (int i = 0; i < 32; ++i) {
         exact += deq[size_t(u * 32 + i)] * q[i];
-        magnitude += (std::fabs(static_cast<long double>(w.d) *
-                                w.sc[i / 16] * w.w[i]) +
-                      std::fabs(static_cast<long double>(w.dmin) * w.mn)) *
-                     std::abs(q[i]);
+        magnitude +=
+            (std::fabs(static_cast<long double>(w.d) * w.sc[i / 16] * w.w[i]) +
+             std::fabs(static_cast<long double>(w.dmin) * w.mn)) *
+            std::abs(q[i]);
       }
       const float got = quant::UnitProduct(t, w, q, a);
       // u is d * I (- dmin * M) with at most two roundings, each within half
@@ -279,8 +280,8 @@ class QuantBackendTest : public ::testing::TestWithParam<BackendKind> {
       }
     }
     const auto b = RandomFloats(rng_, n, 1.0f);
-    EXPECT_TRUE(testing::GemmMatchesRef(*Fast(), x, m, w,
-                                        bias ? b.data() : nullptr));
+    EXPECT_TRUE(
+        testing::GemmMatchesRef(*Fast(), x, m, w, bias ? b.data() : nullptr));
   }
 };
 
@@ -301,10 +302,10 @@ TEST_P(QuantBackendTest, EverySupportedKAndEdgeShapes) {
 TEST_P(QuantBackendTest, RandomShapesAndScales) {
   for (int trial = 0; trial < 400; ++trial) {
     const DType t = kBlockTypes[trial % 4];
-    const int64_t k = BlockElems(t) * (1 + int64_t(rng_() % (t == DType::kQ8_0 ||
-                                                              t == DType::kQ4_0
-                                                          ? 40
-                                                          : 6)));
+    const int64_t k =
+        BlockElems(t) *
+        (1 +
+         int64_t(rng_() % (t == DType::kQ8_0 || t == DType::kQ4_0 ? 40 : 6)));
     const Scales s = Scales(trial % 3);
     Check(t, 1 + int64_t(rng_() % 6), k, 1 + int64_t(rng_() % 50), s,
           trial % 2 ? 1.0f : 1e-30f, 0, rng_() % 2);
@@ -337,11 +338,12 @@ TEST_P(QuantBackendTest, RowsOfABatchEqualTheirGemv) {
     auto w = Fast()->PackWeights(wv);
     ASSERT_TRUE(w.ok()) << w.status().ToString();
     const auto x = RandomFloats(rng_, m * k, 2.0f);
-    std::vector<float> batch(static_cast<size_t>(m * n)), row(static_cast<size_t>(n));
+    std::vector<float> batch(static_cast<size_t>(m * n)),
+        row(static_cast<size_t>(n));
     ASSERT_TRUE(Fast()->Gemm(x.data(), m, **w, nullptr, batch.data()).ok());
     for (int64_t r = 0; r < m; ++r) {
-      ASSERT_TRUE(Fast()->Gemm(x.data() + r * k, 1, **w, nullptr, row.data())
-                      .ok());
+      ASSERT_TRUE(
+          Fast()->Gemm(x.data() + r * k, 1, **w, nullptr, row.data()).ok());
       ASSERT_TRUE(BitsEqual(row.data(), batch.data() + r * n, n))
           << DTypeName(t) << " row " << r;
     }
@@ -384,7 +386,8 @@ TEST_P(QuantBackendTest, EmbeddingDequantizesRows) {
     }
     for (float& v : want) v = CanonicalizeNan(v);
     ASSERT_TRUE(
-        Fast()->Embedding(table, ids.data(), int64_t(ids.size()), got.data())
+        Fast()
+            ->Embedding(table, ids.data(), int64_t(ids.size()), got.data())
             .ok());
     EXPECT_TRUE(BitsEqual(want, got)) << DTypeName(t);
   }
@@ -402,17 +405,17 @@ TEST(QuantArgsTest, RowLengthMustBeAWholeNumberOfBlocks) {
     std::vector<int64_t> bad_cols = {BlockElems(t) + 16};
     if (BlockElems(t) == 256) bad_cols.push_back(288);
     for (int64_t cols : bad_cols) {
-    const WeightView w{bytes.data(), t, 2, cols};
-    for (BackendKind kind : AvailableBackends()) {
-      auto packed = (*GetBackend(kind))->PackWeights(w);
-      ASSERT_FALSE(packed.ok());
-      EXPECT_NE(packed.status().message().find("w.cols"), std::string::npos)
-          << packed.status().ToString();
-      EXPECT_NE(packed.status().message().find(
-                    "multiple of " + std::to_string(BlockElems(t))),
-                std::string::npos)
-          << packed.status().ToString();
-    }
+      const WeightView w{bytes.data(), t, 2, cols};
+      for (BackendKind kind : AvailableBackends()) {
+        auto packed = (*GetBackend(kind))->PackWeights(w);
+        ASSERT_FALSE(packed.ok());
+        EXPECT_NE(packed.status().message().find("w.cols"), std::string::npos)
+            << packed.status().ToString();
+        EXPECT_NE(packed.status().message().find("multiple of " +
+                                                 std::to_string(BlockElems(t))),
+                  std::string::npos)
+            << packed.status().ToString();
+      }
     }
   }
 }

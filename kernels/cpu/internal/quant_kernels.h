@@ -62,8 +62,7 @@ struct QuantTileArgs {
 // Units per packed group (quant_packed.h), known at compile time so that the
 // inner loop has no division.
 template <DType T>
-constexpr int64_t kGroupUnits =
-    T == DType::kQ4_K || T == DType::kQ6_K ? 8 : 1;
+constexpr int64_t kGroupUnits = T == DType::kQ4_K || T == DType::kQ6_K ? 8 : 1;
 
 // u_b for R rows of unit b (see the file comment), then p[r] += u_b * d_b.
 // `wts` is the unit's packed weights, `gscales` its group's scales.
@@ -151,8 +150,8 @@ void QuantTile(const QuantTileArgs& a) {
       const unsigned char* group = panel + c * l.group_bytes;
       const unsigned char* gscales = group + kGroupUnits<T> * l.unit_bytes;
       for (int64_t j = 0; j < kGroupUnits<T>; ++j) {
-        UnitStep<Q, T, R>(l, group + j * l.unit_bytes, gscales, b0 + j, xq,
-                          xu, p);
+        UnitStep<Q, T, R>(l, group + j * l.unit_bytes, gscales, b0 + j, xq, xu,
+                          p);
       }
     }
     const int32_t sp = s.sp(c);
@@ -180,9 +179,15 @@ void QuantColumnsTyped(const quant::QuantizedRows& x, const QuantPacked& w,
   const ChunkTreeSchedule sched(CeilDivI(x.k, ref::kChunk));
   const int64_t n = w.n();
   for (int64_t col = n_begin; col < n_end; col += Q::kNR) {
-    QuantTileArgs a{&x,   0,       &w, col / Q::kNR, &sched,
+    QuantTileArgs a{&x,
+                    0,
+                    &w,
+                    col / Q::kNR,
+                    &sched,
                     bias == nullptr ? nullptr : bias + col,
-                    y,    n,       std::min<int64_t>(Q::kNR, n_end - col)};
+                    y,
+                    n,
+                    std::min<int64_t>(Q::kNR, n_end - col)};
     for (int64_t r0 = 0; r0 < x.m; r0 += kMaxRows) {
       a.r0 = r0;
       a.y = y + r0 * n + col;
@@ -207,22 +212,17 @@ void QuantColumnsTyped(const quant::QuantizedRows& x, const QuantPacked& w,
 // The QuantGemmOps::gemm entry for vocabulary Q.
 template <class Q>
 void QuantColumns(const quant::QuantizedRows& x, const PackedWeights& w,
-                  const float* bias, float* y, int64_t n_begin,
-                  int64_t n_end) {
+                  const float* bias, float* y, int64_t n_begin, int64_t n_end) {
   const auto& qw = static_cast<const QuantPacked&>(w);
   switch (w.dtype()) {
     case DType::kQ8_0:
-      return QuantColumnsTyped<Q, DType::kQ8_0>(x, qw, bias, y, n_begin,
-                                                n_end);
+      return QuantColumnsTyped<Q, DType::kQ8_0>(x, qw, bias, y, n_begin, n_end);
     case DType::kQ4_0:
-      return QuantColumnsTyped<Q, DType::kQ4_0>(x, qw, bias, y, n_begin,
-                                                n_end);
+      return QuantColumnsTyped<Q, DType::kQ4_0>(x, qw, bias, y, n_begin, n_end);
     case DType::kQ4_K:
-      return QuantColumnsTyped<Q, DType::kQ4_K>(x, qw, bias, y, n_begin,
-                                                n_end);
+      return QuantColumnsTyped<Q, DType::kQ4_K>(x, qw, bias, y, n_begin, n_end);
     case DType::kQ6_K:
-      return QuantColumnsTyped<Q, DType::kQ6_K>(x, qw, bias, y, n_begin,
-                                                n_end);
+      return QuantColumnsTyped<Q, DType::kQ6_K>(x, qw, bias, y, n_begin, n_end);
     default:
       return;
   }

@@ -55,8 +55,7 @@ struct QuantLayout {
 
 class QuantPacked final : public PackedWeights {
  public:
-  QuantPacked(BackendKind kind, const WeightView& w, int64_t nr,
-              int byte_bias);
+  QuantPacked(BackendKind kind, const WeightView& w, int64_t nr, int byte_bias);
   const QuantLayout& layout() const { return layout_; }
   int64_t panels() const { return panels_; }
   const unsigned char* panel(int64_t p) const {
@@ -77,8 +76,7 @@ class QuantPacked final : public PackedWeights {
 // n_align, bit-identical to kernels/ref.
 struct QuantGemmOps {
   int64_t n_align;
-  std::unique_ptr<PackedWeights> (*pack)(BackendKind kind,
-                                         const WeightView& w);
+  std::unique_ptr<PackedWeights> (*pack)(BackendKind kind, const WeightView& w);
   void (*gemm)(const quant::QuantizedRows& x, const PackedWeights& w,
                const float* bias, float* y, int64_t n_begin, int64_t n_end);
 };
