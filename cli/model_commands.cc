@@ -1,8 +1,8 @@
 #include "cli/model_commands.h"
 
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -15,6 +15,7 @@
 #include "cli/progress.h"
 #include "kernels/golden.h"
 #include "kernels/model/layer_hash.h"
+#include "kernels/model/quantize_model.h"
 #include "kernels/model/synth.h"
 #if LAYERPROOF_WITH_TEXT
 #include "text/model_text.h"
@@ -30,11 +31,17 @@ using Clock = std::chrono::steady_clock;
 constexpr char kModelUsage[] =
     "usage: layerproof model synth --preset tiny|small|medium|qwen3-tiny "
     "[--seed N] --out DIR\n"
-    "       layerproof model digest DIR [--verify] [--json]\n"
-    "  synth   write a seeded synthetic Llama-shaped model (HF format)\n"
-    "  digest  print the model digest (cached beside the model; --verify "
+    "       layerproof model digest MODEL [--verify] [--json]\n"
+    "       layerproof model quantize --type q8_0|q4_0|q4_k|q6_k --out "
+    "FILE.gguf DIR\n"
+    "  synth     write a seeded synthetic Llama-shaped model (HF format)\n"
+    "  quantize  write the Hugging Face model in DIR as a GGUF file in a\n"
+    "            llama.cpp block type (docs/model.md), and copy its\n"
+    "            tokenizer files beside it\n"
+    "  MODEL is a model directory or a .gguf file.\n"
+    "  digest    print the model digest (cached beside the model; --verify "
     "re-hashes;\n"
-    "          --json adds the tensor count and whether it was cached)\n"
+    "            --json adds the tensor count and whether it was cached)\n"
     "exit: 0 done, 1 failed (unreadable or invalid model), 2 usage\n";
 
 constexpr char kGenerateUsage[] =
@@ -119,7 +126,8 @@ int Synth(const std::vector<std::string>& args) {
 int Digest(const std::vector<std::string>& args) {
   if (WantsHelp(args)) return Help(kModelUsage);
   if (args.empty() || args[0].rfind("--", 0) == 0) {
-    return Usage(kModelUsage, "model digest needs a model directory");
+    return Usage(kModelUsage,
+                 "model digest needs a model directory or .gguf file");
   }
   Flags flags({}, {"--verify", "--json"});
   std::string error;
@@ -158,6 +166,40 @@ int Digest(const std::vector<std::string>& args) {
   return 0;
 }
 
+int Quantize(const std::vector<std::string>& args) {
+  if (WantsHelp(args)) return Help(kModelUsage);
+  if (args.empty() || args.back().rfind("--", 0) == 0) {
+    return Usage(kModelUsage, "model quantize needs a model directory");
+  }
+  Flags flags({"--type", "--out"}, {});
+  std::string error;
+  if (!flags.Parse({args.begin(), args.end() - 1}, &error)) {
+    return Usage(kModelUsage, error);
+  }
+  if (!flags.Has("--type") || !flags.Has("--out")) {
+    return Usage(kModelUsage, "model quantize needs --type and --out");
+  }
+  const std::optional<kernels::DType> type =
+      km::QuantTypeFromName(flags.Get("--type"));
+  if (!type) {
+    return Usage(kModelUsage, "--type: got \"" + flags.Get("--type") +
+                                  "\", want " + km::kQuantTypeNames);
+  }
+  const auto start = Clock::now();
+  auto result = km::QuantizeModelDir(args.back(), *type, flags.Get("--out"));
+  if (!result.ok()) return Fail(result.status());
+  std::string copied;
+  for (const std::string& f : result->copied) copied += " " + f;
+  std::printf("wrote %s: %s, %lld tensors, %.1f MiB (%.1f s)%s%s\n",
+              flags.Get("--out").c_str(),
+              std::string(kernels::DTypeName(*type)).c_str(),
+              static_cast<long long>(result->tensors),
+              double(result->bytes) / (1 << 20),
+              std::chrono::duration<double>(Clock::now() - start).count(),
+              copied.empty() ? "" : "; copied", copied.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int RunModelCommand(const std::vector<std::string>& args) {
@@ -168,6 +210,7 @@ int RunModelCommand(const std::vector<std::string>& args) {
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "synth") return Synth(rest);
   if (args[0] == "digest") return Digest(rest);
+  if (args[0] == "quantize") return Quantize(rest);
   return Usage(kModelUsage, "unknown model command \"" + args[0] + "\"");
 }
 
@@ -212,9 +255,11 @@ kernels::StatusOr<PromptCodec> MakePromptCodec(const Flags& flags,
   if (flags.Has("--chat")) {
     text::ChatInput chat;
     if (flags.Has("--system")) {
-      chat.messages.push_back({{"role", "system"}, {"content", flags.Get("--system")}});
+      chat.messages.push_back(
+          {{"role", "system"}, {"content", flags.Get("--system")}});
     }
-    chat.messages.push_back({{"role", "user"}, {"content", flags.Get("--prompt")}});
+    chat.messages.push_back(
+        {{"role", "user"}, {"content", flags.Get("--prompt")}});
     chat.add_generation_prompt = true;
     chat.now_unix_seconds = static_cast<int64_t>(std::time(nullptr));
     LP_ASSIGN_OR_RETURN(codec.prompt, t->EncodeChat(std::move(chat)));
@@ -225,7 +270,8 @@ kernels::StatusOr<PromptCodec> MakePromptCodec(const Flags& flags,
   codec.render = [t](const std::vector<int32_t>& out, bool final) {
     auto text = t->tokenizer().Decode(out, /*skip_special=*/true);
     if (!text.ok()) return std::string();
-    return final ? *std::move(text) : WithoutTrailingReplacement(*std::move(text));
+    return final ? *std::move(text)
+                 : WithoutTrailingReplacement(*std::move(text));
   };
   return codec;
 #else
@@ -249,7 +295,8 @@ int RunGenerate(const std::vector<std::string>& args) {
     return Usage(kGenerateUsage,
                  "generate needs --model and one of --prompt, --prompt-ids");
   }
-  if ((flags.Has("--chat") || flags.Has("--system")) && !flags.Has("--prompt")) {
+  if ((flags.Has("--chat") || flags.Has("--system")) &&
+      !flags.Has("--prompt")) {
     return Usage(kGenerateUsage, "--chat and --system need --prompt");
   }
   if (flags.Has("--system") && !flags.Has("--chat")) {

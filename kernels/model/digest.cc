@@ -180,9 +180,10 @@ ModelDigest ComputeModelDigest(const ModelConfig& config,
 }
 
 StatusOr<ModelDigest> LoadOrComputeDigest(
-    const std::string& dir, const std::vector<std::string>& files,
-    const ModelConfig& config, const std::map<std::string, TensorView>& tensors,
-    bool verify, bool write_cache, const DigestProgress& progress) {
+    const std::string& dir, const std::string& cache_name,
+    const std::vector<std::string>& files, const ModelConfig& config,
+    const std::map<std::string, TensorView>& tensors, bool verify,
+    bool write_cache, const DigestProgress& progress) {
   // Stamp the files before hashing: a file changed while it is hashed then
   // leaves a stale key, and the next load re-hashes.
   std::vector<internal::CachedFile> stamps;
@@ -196,7 +197,7 @@ StatusOr<ModelDigest> LoadOrComputeDigest(
     }
     stamps.push_back({f, *s});
   }
-  const std::string cache_path = internal::JoinPath(dir, kDigestCacheFile);
+  const std::string cache_path = internal::JoinPath(dir, cache_name);
   std::optional<internal::CachedDigest> cached;
   if (stamped) cached = internal::ReadDigestCache(cache_path, stamps);
 

@@ -8,7 +8,9 @@
 //   digest       RFC 6962 Merkle tree hash over the leaves T(name) for the
 //                tensors sorted by name, then C (leaf prefix 0x00, node 0x01)
 //
-// dtype codes: F32 = 0, BF16 = 1, F16 = 2 (kernels/dtype.h order). The
+// dtype codes: F32 = 0, BF16 = 1, F16 = 2, Q8_0 = 3, Q4_0 = 4, Q4_K = 5,
+// Q6_K = 6 (kernels/dtype.h order; a quantized tensor's raw bytes are its
+// GGUF blocks, rows in Hugging Face order). The
 // config is hashed in its canonical form, so whitespace or unknown keys in
 // config.json do not change the digest but every field the engine uses does.
 //
@@ -38,6 +40,10 @@ struct ModelDigest {
 };
 
 inline constexpr char kDigestCacheFile[] = ".layerproof-digest.json";
+// The cache of the GGUF file `gguf_name` (a directory may hold several).
+inline std::string GgufDigestCacheName(const std::string& gguf_name) {
+  return ".layerproof-digest." + gguf_name + ".json";
+}
 
 Sha256Digest HashTensor(const TensorView& t);
 Sha256Digest HashConfig(const ModelConfig& c);
@@ -59,13 +65,15 @@ ModelDigest ComputeModelDigest(const ModelConfig& config,
 // The digest of the model in `dir`, from the cache when every file's size
 // and mtime match it (and `verify` is false), else by hashing; with
 // `verify`, a cache that disagrees with the fresh hash is FailedPrecondition.
-// `files` are the safetensors files (and config.json) the key covers, named
-// relative to `dir`. A missing or malformed cache is ignored; writing it is
+// The cache is `dir`/`cache_name`; `files` are the files the key covers
+// (config.json and the safetensors files, or the GGUF file), named relative
+// to `dir`. A missing or malformed cache is ignored; writing it is
 // best effort (temp file + rename; a read-only directory stays uncached).
 StatusOr<ModelDigest> LoadOrComputeDigest(
-    const std::string& dir, const std::vector<std::string>& files,
-    const ModelConfig& config, const std::map<std::string, TensorView>& tensors,
-    bool verify, bool write_cache, const DigestProgress& progress = {});
+    const std::string& dir, const std::string& cache_name,
+    const std::vector<std::string>& files, const ModelConfig& config,
+    const std::map<std::string, TensorView>& tensors, bool verify,
+    bool write_cache, const DigestProgress& progress = {});
 
 }  // namespace layerproof::kernels::model
 

@@ -106,52 +106,6 @@ StatusOr<std::vector<double>> Llama3Factors(int64_t head_dim, double theta,
   return out;
 }
 
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  }
-  return s + "]";
-}
-
-// The shape `hf_name` has in a model with config c, and the config fields
-// it comes from (in GGUF key names when `arch` is set).
-std::pair<std::vector<int64_t>, std::string> ExpectedShape(
-    const ModelConfig& c, const std::string& hf_name, const std::string& arch) {
-  const int64_t h = c.hidden_size, q = c.num_heads * c.head_dim,
-                kv = c.num_kv_heads * c.head_dim, in = c.intermediate_size;
-  const std::string p = arch + ".";
-  const std::string hs = p + "embedding_length " + std::to_string(h);
-  const std::string is = p + "feed_forward_length " + std::to_string(in);
-  const std::string ds = "head_dim " + std::to_string(c.head_dim);
-  const std::string qs =
-      p + "attention.head_count " + std::to_string(c.num_heads) + " x " + ds;
-  const std::string kvs = p + "attention.head_count_kv " +
-                          std::to_string(c.num_kv_heads) + " x " + ds;
-  const std::string vs = "vocab " + std::to_string(c.vocab_size);
-  auto ends = [&](std::string_view suffix) {
-    return hf_name.size() >= suffix.size() &&
-           hf_name.compare(hf_name.size() - suffix.size(), suffix.size(),
-                           suffix) == 0;
-  };
-  if (hf_name == "model.embed_tokens.weight" || hf_name == "lm_head.weight") {
-    return {{c.vocab_size, h}, vs + ", " + hs};
-  }
-  if (ends("q_proj.weight")) return {{q, h}, qs + ", " + hs};
-  if (ends("k_proj.weight") || ends("v_proj.weight")) {
-    return {{kv, h}, kvs + ", " + hs};
-  }
-  if (ends("o_proj.weight")) return {{h, q}, hs + ", " + qs};
-  if (ends("q_proj.bias")) return {{q}, qs};
-  if (ends("k_proj.bias") || ends("v_proj.bias")) return {{kv}, kvs};
-  if (ends("q_norm.weight") || ends("k_norm.weight")) return {{c.head_dim}, ds};
-  if (ends("gate_proj.weight") || ends("up_proj.weight")) {
-    return {{in, h}, is + ", " + hs};
-  }
-  if (ends("down_proj.weight")) return {{h, in}, hs + ", " + is};
-  return {{h}, hs};  // the norms
-}
-
 bool NeedsPermute(const ModelConfig& c, const std::string& hf_name,
                   int64_t* n_head) {
   if (c.model_type != "llama" && c.model_type != "mistral") return false;
@@ -422,7 +376,6 @@ StatusOr<GgufModelParts> ReadGgufModel(const GgufFile& f) {
   const ModelConfig& c = parts.config;
   LP_ASSIGN_OR_RETURN(const std::string arch,
                       f.GetString("general.architecture"));
-  std::map<std::string, std::string> gguf_of;  // HF name -> GGUF name
   for (const auto& [name, view] : f.tensors()) {
     if (name == kRopeFreqs) continue;  // read by ReadRopeScaling
     const std::optional<std::string> hf = HfTensorName(name);
@@ -434,47 +387,21 @@ StatusOr<GgufModelParts> ReadGgufModel(const GgufFile& f) {
     TensorView v = view;
     v.name = *hf;
     parts.tensors.emplace(*hf, std::move(v));
-    gguf_of[*hf] = name;
   }
-  std::set<std::string> expected;
-  for (const std::string& name : ExpectedTensorNames(c)) {
-    expected.insert(name);
-    const auto [shape, why] = ExpectedShape(c, name, arch);
-    const std::string gguf = GgufTensorName(name).value_or(name);
-    const std::string where = file + ": tensor " + gguf + " (" + name + ")";
-    const auto it = parts.tensors.find(name);
-    if (it == parts.tensors.end()) {
-      return InvalidArgument(where + ": missing tensor, want shape " +
-                             ShapeText(shape) + " (" + why + ")");
-    }
-    TensorView& t = it->second;
-    if (t.shape != shape) {
-      return InvalidArgument(where + ": shape " + ShapeText(t.shape) +
-                             ", want " + ShapeText(shape) + " (" + why + ")");
-    }
-    if (shape.size() == 1 && IsBlockQuantized(t.dtype)) {
-      return UnimplementedError(where + ": type " +
-                                std::string(DTypeName(t.dtype)) +
-                                ": want F32, F16 or BF16 for a vector");
-    }
+  LP_RETURN_IF_ERROR(CheckModelTensors(
+      c, parts.tensors, GgufFieldNames(arch),
+      [&](const std::string& name, const TensorView*) {
+        return file + ": tensor " + GgufTensorName(name).value_or(name) + " (" +
+               name + ")";
+      }));
+  for (auto& [name, t] : parts.tensors) {
     int64_t n_head = 0;
-    if (NeedsPermute(c, name, &n_head)) {
-      auto buf = std::make_unique<unsigned char[]>(size_t(t.bytes));
-      PermuteQkRows(t.data, shape[0], t.bytes / uint64_t(shape[0]), n_head,
-                    /*inverse=*/true, buf.get());
-      t.data = buf.get();
-      parts.owned.push_back(std::move(buf));
-    }
-  }
-  for (const auto& [name, t] : parts.tensors) {
-    if (!expected.count(name)) {
-      return InvalidArgument(
-          file + ": tensor " + gguf_of[name] + " (" + name +
-          "): unexpected tensor, not part of " + arch + " with " + arch +
-          ".block_count " + std::to_string(c.num_layers) +
-          (c.tie_word_embeddings ? ", tied embeddings" : "") +
-          (c.qkv_bias ? ", q/k/v biases" : ", no q/k/v biases"));
-    }
+    if (!NeedsPermute(c, name, &n_head)) continue;
+    auto buf = std::make_unique<unsigned char[]>(size_t(t.bytes));
+    PermuteQkRows(t.data, t.shape[0], t.bytes / uint64_t(t.shape[0]), n_head,
+                  /*inverse=*/true, buf.get());
+    t.data = buf.get();
+    parts.owned.push_back(std::move(buf));
   }
   return parts;
 }
@@ -664,9 +591,12 @@ Status WriteGgufModel(const ModelConfig& c,
                                       s.original_max_positions));
     for (double v : f) rope_freqs.push_back(float(v));
   }
-  const std::vector<std::string> expected = ExpectedTensorNames(c);
+  std::map<std::string, ExpectedTensor> expected;
+  for (ExpectedTensor& e : ExpectedTensors(c, GgufFieldNames(arch))) {
+    expected.emplace(e.name, std::move(e));
+  }
   for (const auto& [name, t] : tensors) {
-    if (!std::binary_search(expected.begin(), expected.end(), name)) {
+    if (!expected.count(name)) {
       return InvalidArgument(out_path + ": " + name +
                              ": unexpected tensor for this config");
     }
@@ -678,7 +608,8 @@ Status WriteGgufModel(const ModelConfig& c,
       return InvalidArgument(out_path + ": " + hf + ": missing tensor");
     }
     const TensorView& t = it->second;
-    const auto [shape, why] = ExpectedShape(c, hf, arch);
+    const std::vector<int64_t>& shape = expected.at(hf).shape;
+    const std::string& why = expected.at(hf).why;
     const int64_t rows = shape.size() == 2 ? shape[0] : 1;
     if (t.shape != shape || !IsKnownDType(t.dtype) ||
         shape.back() % BlockElems(t.dtype) != 0 ||
@@ -686,7 +617,7 @@ Status WriteGgufModel(const ModelConfig& c,
       return InvalidArgument(
           out_path + ": " + hf + ": shape " + ShapeText(t.shape) + " of " +
           std::string(DTypeName(t.dtype)) + " in " + std::to_string(t.bytes) +
-          " bytes, want " + ShapeText(shape) + " (" + why + ")");
+          " bytes, want " + ShapeText(shape) + " " + why);
     }
     if (shape.size() == 1 && IsBlockQuantized(t.dtype)) {
       return InvalidArgument(out_path + ": " + hf + ": a vector in " +

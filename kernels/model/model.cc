@@ -1,10 +1,12 @@
 #include "kernels/model/model.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 #include <string_view>
 #include <utility>
 
+#include "kernels/model/gguf_model.h"
 #include "kernels/model/internal/errors.h"
 #include "kernels/model/internal/file_io.h"
 #include "kernels/model/json_fields.h"
@@ -19,70 +21,8 @@ constexpr char kConfigFile[] = "config.json";
 constexpr char kGenerationConfigFile[] = "generation_config.json";
 constexpr char kSingleFile[] = "model.safetensors";
 constexpr char kIndexFile[] = "model.safetensors.index.json";
+constexpr char kGgufSuffix[] = ".gguf";
 constexpr uint64_t kMaxJsonFileBytes = 64ull << 20;
-
-// A tensor the config requires, with the config fields its shape comes from
-// (for error messages).
-struct ExpectedTensor {
-  std::string name;
-  std::vector<int64_t> shape;
-  std::string why;
-};
-
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) s += ", ";
-    s += std::to_string(shape[i]);
-  }
-  return s + "]";
-}
-
-std::vector<ExpectedTensor> ExpectedTensors(const ModelConfig& c) {
-  const int64_t h = c.hidden_size, q = c.num_heads * c.head_dim,
-                kv = c.num_kv_heads * c.head_dim, in = c.intermediate_size;
-  const std::string hs = "hidden_size " + std::to_string(h);
-  const std::string is = "intermediate_size " + std::to_string(in);
-  const std::string qs = "num_attention_heads " + std::to_string(c.num_heads) +
-                         " x head_dim " + std::to_string(c.head_dim);
-  const std::string kvs = "num_key_value_heads " +
-                          std::to_string(c.num_kv_heads) + " x head_dim " +
-                          std::to_string(c.head_dim);
-  auto why = [](const std::string& a, const std::string& b = "") {
-    return "(config " + a + (b.empty() ? "" : ", " + b) + ")";
-  };
-  const std::string vs = "vocab_size " + std::to_string(c.vocab_size);
-  std::vector<ExpectedTensor> out = {
-      {"model.embed_tokens.weight", {c.vocab_size, h}, why(vs, hs)},
-      {"model.norm.weight", {h}, why(hs)},
-  };
-  if (!c.tie_word_embeddings) {
-    out.push_back({"lm_head.weight", {c.vocab_size, h}, why(vs, hs)});
-  }
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    const std::string p = "model.layers." + std::to_string(l) + ".";
-    out.push_back({p + "input_layernorm.weight", {h}, why(hs)});
-    out.push_back({p + "self_attn.q_proj.weight", {q, h}, why(qs, hs)});
-    out.push_back({p + "self_attn.k_proj.weight", {kv, h}, why(kvs, hs)});
-    out.push_back({p + "self_attn.v_proj.weight", {kv, h}, why(kvs, hs)});
-    out.push_back({p + "self_attn.o_proj.weight", {h, q}, why(hs, qs)});
-    if (c.qkv_bias) {
-      out.push_back({p + "self_attn.q_proj.bias", {q}, why(qs)});
-      out.push_back({p + "self_attn.k_proj.bias", {kv}, why(kvs)});
-      out.push_back({p + "self_attn.v_proj.bias", {kv}, why(kvs)});
-    }
-    if (c.qk_norm) {
-      const std::string ds = "head_dim " + std::to_string(c.head_dim);
-      out.push_back({p + "self_attn.q_norm.weight", {c.head_dim}, why(ds)});
-      out.push_back({p + "self_attn.k_norm.weight", {c.head_dim}, why(ds)});
-    }
-    out.push_back({p + "post_attention_layernorm.weight", {h}, why(hs)});
-    out.push_back({p + "mlp.gate_proj.weight", {in, h}, why(is, hs)});
-    out.push_back({p + "mlp.up_proj.weight", {in, h}, why(is, hs)});
-    out.push_back({p + "mlp.down_proj.weight", {h, in}, why(hs, is)});
-  }
-  return out;
-}
 
 // model.layers.{i}.self_attn.rotary_emb.inv_freq: a buffer old Llama
 // checkpoints saved; the engine computes RoPE itself, so it is skipped.
@@ -206,65 +146,65 @@ Status OpenShards(const std::string& dir,
   return OkStatus();
 }
 
-// Every expected tensor present with its shape, and nothing else.
-Status CheckTensors(const std::string& dir, const ModelConfig& c,
-                    const std::map<std::string, TensorView>& tensors) {
-  const std::vector<ExpectedTensor> expected = ExpectedTensors(c);
-  std::set<std::string> expected_names;
-  for (const ExpectedTensor& e : expected) {
-    expected_names.insert(e.name);
-    const auto it = tensors.find(e.name);
-    if (it == tensors.end()) {
-      return InvalidArgument(dir + ": " + e.name + ": missing tensor, want " +
-                             "shape " + ShapeText(e.shape) + " " + e.why);
+// What Load reads: a Hugging Face directory, or one GGUF file.
+struct ModelSource {
+  std::string dir;   // the model directory (tokenizer.json lives here)
+  std::string gguf;  // the GGUF file's name in dir, or empty
+};
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// A file must be a .gguf; a directory with config.json is a Hugging Face
+// model, and one without is the single .gguf file in it.
+StatusOr<ModelSource> FindModelSource(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (internal::IsRegularFile(path)) {
+    if (!EndsWith(path, kGgufSuffix)) {
+      return InvalidArgument(path +
+                             ": a file that is not a .gguf; pass a GGUF file "
+                             "or a Hugging Face model directory");
     }
-    const TensorView& t = it->second;
-    if (t.shape != e.shape) {
-      return InvalidArgument(t.file + ": " + e.name + ": shape " +
-                             ShapeText(t.shape) + ", want " +
-                             ShapeText(e.shape) + " " + e.why);
-    }
-    if (t.dtype != DType::kBF16 && t.dtype != DType::kF16 &&
-        t.dtype != DType::kF32) {
-      return InvalidArgument(t.file + ": " + e.name +
-                             ": dtype: want BF16, F16 or F32");
+    const fs::path p(path);
+    const std::string parent = p.parent_path().string();
+    return ModelSource{parent.empty() ? "." : parent, p.filename().string()};
+  }
+  if (internal::IsRegularFile(JoinPath(path, kConfigFile)) ||
+      !fs::is_directory(path, ec)) {
+    return ModelSource{path, ""};
+  }
+  std::vector<std::string> ggufs;
+  for (fs::directory_iterator it(path, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (EndsWith(name, kGgufSuffix) && it->is_regular_file(ec)) {
+      ggufs.push_back(name);
     }
   }
-  for (const auto& [name, t] : tensors) {
-    if (!expected_names.count(name)) {
-      return InvalidArgument(
-          t.file + ": " + name + ": unexpected tensor, not part of " +
-          c.architecture + " with this config (num_hidden_layers " +
-          std::to_string(c.num_layers) + ", tie_word_embeddings " +
-          (c.tie_word_embeddings ? "true" : "false") + ", q/k/v bias " +
-          (c.qkv_bias ? "yes" : "no") + ")");
-    }
+  std::sort(ggufs.begin(), ggufs.end());
+  if (ggufs.size() > 1) {
+    std::string list;
+    for (const std::string& g : ggufs) list += (list.empty() ? "" : ", ") + g;
+    return InvalidArgument(path + ": no " + kConfigFile + " and " +
+                           std::to_string(ggufs.size()) + " GGUF files (" +
+                           list + "); pass one of them");
   }
-  return OkStatus();
+  if (ggufs.empty()) return ModelSource{path, ""};  // config.json's error
+  return ModelSource{path, ggufs[0]};
 }
 
 }  // namespace
 
-std::vector<std::string> ExpectedTensorNames(const ModelConfig& config) {
-  std::vector<std::string> names;
-  for (ExpectedTensor& e : ExpectedTensors(config)) {
-    names.push_back(std::move(e.name));
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& dir,
-                                             const LoadOptions& options) {
-  std::unique_ptr<Model> m(new Model());
-  m->dir_ = dir;
+Status Model::ReadHfModel(const std::string& dir, Model* m,
+                          std::vector<std::string>* keyed) {
   const std::string config_path = JoinPath(dir, kConfigFile);
   LP_ASSIGN_OR_RETURN(std::string config_text,
                       internal::ReadSmallFile(config_path, kMaxJsonFileBytes));
   LP_ASSIGN_OR_RETURN(m->config_, ParseModelConfig(config_text, config_path));
-
-  // The digest cache is keyed by every file the weights depend on.
-  std::vector<std::string> keyed = {kConfigFile};
+  keyed->push_back(kConfigFile);
   // The stop ids, as generate() takes them (config.h): in the digest
   // through the canonical config.
   const std::string generation_path = JoinPath(dir, kGenerationConfigFile);
@@ -272,8 +212,9 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& dir,
     LP_ASSIGN_OR_RETURN(
         std::string text,
         internal::ReadSmallFile(generation_path, kMaxJsonFileBytes));
-    LP_RETURN_IF_ERROR(ApplyGenerationConfig(text, generation_path, &m->config_));
-    keyed.push_back(kGenerationConfigFile);
+    LP_RETURN_IF_ERROR(
+        ApplyGenerationConfig(text, generation_path, &m->config_));
+    keyed->push_back(kGenerationConfigFile);
   }
   // Like transformers, a single model.safetensors wins over an index.
   const std::string single_path = JoinPath(dir, kSingleFile);
@@ -282,17 +223,47 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& dir,
                         SafetensorsFile::Open(single_path));
     LP_RETURN_IF_ERROR(MergeTensors(*f, &m->tensors_));
     m->files_.push_back(std::move(f));
-    keyed.push_back(kSingleFile);
+    keyed->push_back(kSingleFile);
   } else if (internal::IsRegularFile(JoinPath(dir, kIndexFile))) {
     std::vector<std::string> shards;
     LP_RETURN_IF_ERROR(OpenShards(dir, &m->files_, &m->tensors_, &shards));
-    keyed.push_back(kIndexFile);
-    keyed.insert(keyed.end(), shards.begin(), shards.end());
+    keyed->push_back(kIndexFile);
+    keyed->insert(keyed->end(), shards.begin(), shards.end());
   } else {
     return internal::NotFoundError(dir + ": no " + kSingleFile + " or " +
                                    kIndexFile);
   }
-  LP_RETURN_IF_ERROR(CheckTensors(dir, m->config_, m->tensors_));
+  return CheckModelTensors(
+      m->config_, m->tensors_, ConfigJsonFieldNames(m->config_),
+      [&dir](const std::string& name, const TensorView* t) {
+        return (t ? t->file : dir) + ": " + name;
+      });
+}
+
+StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path,
+                                             const LoadOptions& options) {
+  LP_ASSIGN_OR_RETURN(const ModelSource source, FindModelSource(path));
+  std::unique_ptr<Model> m(new Model());
+  const std::string& dir = source.dir;
+  m->dir_ = dir;
+  // The digest cache is keyed by every file the weights depend on.
+  std::vector<std::string> keyed;
+  std::string cache_name = kDigestCacheFile;
+  if (!source.gguf.empty()) {
+    const std::string gguf_path = JoinPath(dir, source.gguf);
+    m->source_ = gguf_path;
+    LP_ASSIGN_OR_RETURN(m->gguf_, GgufFile::Open(gguf_path));
+    // ReadGgufModel checks the tensors (CheckModelTensors) itself.
+    LP_ASSIGN_OR_RETURN(GgufModelParts parts, ReadGgufModel(*m->gguf_));
+    m->config_ = std::move(parts.config);
+    m->tensors_ = std::move(parts.tensors);
+    m->owned_ = std::move(parts.owned);
+    keyed.push_back(source.gguf);
+    cache_name = GgufDigestCacheName(source.gguf);
+  } else {
+    m->source_ = dir;
+    LP_RETURN_IF_ERROR(ReadHfModel(dir, m.get(), &keyed));
+  }
 
   const auto& t = m->tensors_;
   m->embed_tokens_ = t.at("model.embed_tokens.weight");
@@ -325,7 +296,7 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& dir,
 
   LP_ASSIGN_OR_RETURN(
       m->digest_,
-      LoadOrComputeDigest(dir, keyed, m->config_, m->tensors_,
+      LoadOrComputeDigest(dir, cache_name, keyed, m->config_, m->tensors_,
                           options.verify_digest, options.write_digest_cache,
                           options.progress));
   return m;

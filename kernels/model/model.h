@@ -1,11 +1,14 @@
 // A loaded Llama-family model: its config and its memory-mapped weights.
 //
 // Model::Load reads a Hugging Face directory (config.json plus
-// model.safetensors, or shards listed in model.safetensors.index.json),
-// validates every tensor against the config (names, dtypes, shapes; a
-// missing or unexpected tensor is an error naming it) and computes or reads
-// the cached model digest (kernels/model/digest.h). Weights stay in the
-// mapped files; nothing is copied.
+// model.safetensors, or shards listed in model.safetensors.index.json) or a
+// GGUF file (kernels/model/gguf_model.h; given as the file, or as a
+// directory without config.json that holds exactly one .gguf), validates
+// every tensor against the config (kernels/model/tensor_set.h: names,
+// dtypes, shapes; a missing or unexpected tensor is an error naming it) and
+// computes or reads the cached model digest (kernels/model/digest.h).
+// Weights stay in the mapped files; nothing is copied, except a llama GGUF's
+// attn_q / attn_k, whose rows are put back in Hugging Face order.
 //
 // Thread safety: immutable after Load; share freely. The Model must outlive
 // every engine and view built on it.
@@ -19,7 +22,9 @@
 
 #include "kernels/model/config.h"
 #include "kernels/model/digest.h"
+#include "kernels/model/gguf.h"
 #include "kernels/model/safetensors.h"
+#include "kernels/model/tensor_set.h"
 #include "kernels/status.h"
 
 namespace layerproof::kernels::model {
@@ -34,10 +39,10 @@ struct BlockWeights {
   TensorView o_proj;      // [hidden][heads * head_dim]
   TensorView q_bias, k_bias, v_bias;
   TensorView q_norm, k_norm;  // [head_dim], Qwen3 (config.qk_norm) only
-  TensorView post_norm;  // post_attention_layernorm.weight [hidden]
-  TensorView gate_proj;  // [intermediate][hidden]
-  TensorView up_proj;    // [intermediate][hidden]
-  TensorView down_proj;  // [hidden][intermediate]
+  TensorView post_norm;       // post_attention_layernorm.weight [hidden]
+  TensorView gate_proj;       // [intermediate][hidden]
+  TensorView up_proj;         // [intermediate][hidden]
+  TensorView down_proj;       // [hidden][intermediate]
 };
 
 struct LoadOptions {
@@ -54,12 +59,17 @@ struct LoadOptions {
 
 class Model {
  public:
-  static StatusOr<std::unique_ptr<Model>> Load(const std::string& dir,
+  // `path`: a model directory or a .gguf file.
+  static StatusOr<std::unique_ptr<Model>> Load(const std::string& path,
                                                const LoadOptions& options = {});
   Model(const Model&) = delete;
   Model& operator=(const Model&) = delete;
 
+  // The model directory: the one given, or the GGUF file's. tokenizer.json
+  // and the digest cache live here.
   const std::string& dir() const { return dir_; }
+  // What the weights were read from: dir(), or the GGUF file's path.
+  const std::string& source() const { return source_; }
   const ModelConfig& config() const { return config_; }
   const ModelDigest& digest() const { return digest_; }
 
@@ -77,17 +87,22 @@ class Model {
 
  private:
   Model() = default;
+  // config.json (+ generation_config.json) and the safetensors files;
+  // `keyed` gets the files the digest cache is keyed by.
+  static Status ReadHfModel(const std::string& dir, Model* m,
+                            std::vector<std::string>* keyed);
+
   std::string dir_;
+  std::string source_;
   ModelConfig config_;
   ModelDigest digest_;
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::unique_ptr<GgufFile> gguf_;
+  std::vector<std::unique_ptr<unsigned char[]>> owned_;  // un-permuted q/k
   std::map<std::string, TensorView> tensors_;
   TensorView embed_tokens_, final_norm_, lm_head_;
   std::vector<BlockWeights> blocks_;
 };
-
-// The HF tensor names `config` requires, sorted (for tests and the loader).
-std::vector<std::string> ExpectedTensorNames(const ModelConfig& config);
 
 }  // namespace layerproof::kernels::model
 

@@ -16,6 +16,7 @@
 
 #include "kernels/dispatch.h"
 #include "kernels/model/engine.h"
+#include "kernels/model/gguf_model.h"
 #include "kernels/model/layer_hash.h"
 #include "kernels/model/model.h"
 #include "kernels/model/synth.h"
@@ -84,6 +85,41 @@ inline std::unique_ptr<SynthModel> MakeSynthModel(const std::string& tag,
   return MakeSynthModelWith(
       tag, qwen2_variant ? Qwen2Variant : std::function<void(ModelConfig&)>(),
       seed);
+}
+
+// The shape of the quantized test models: tiny with every row length a
+// multiple of 256, so Q4_K and Q6_K blocks fit every matrix (tiny's 128
+// would make WriteGgufModel fall back to Q4_0 / Q8_0), and an untied
+// lm_head so it is quantized too.
+inline void QuantVariant(ModelConfig& c) {
+  c.hidden_size = 256;
+  c.intermediate_size = 768;
+  c.num_layers = 2;
+  c.num_heads = 4;
+  c.num_kv_heads = 2;
+  c.head_dim = 64;
+  c.tie_word_embeddings = false;
+}
+
+// QuantVariant synthesized, written as a GGUF with its matrices in `type`
+// (llama's q/k row permutation included) and loaded from that file.
+inline std::unique_ptr<SynthModel> MakeQuantModel(DType type,
+                                                  uint64_t seed = 7) {
+  const std::string tag(DTypeName(type));
+  std::unique_ptr<SynthModel> hf = MakeSynthModelWith(tag, QuantVariant, seed);
+  if (!hf->model) return hf;
+  const std::string path = (hf->dir / "model.gguf").string();
+  Status s = WriteGgufModel(*hf->model, type, path);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  StatusOr<std::unique_ptr<Model>> loaded = Model::Load(path);
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  hf->model = loaded.ok() ? std::move(*loaded) : nullptr;
+  if (hf->model) {
+    for (const auto& [name, t] : hf->model->tensors()) {
+      EXPECT_TRUE(t.shape.size() == 1 || t.dtype == type) << name;
+    }
+  }
+  return hf;
 }
 
 // Records every tapped row per (sequence, layer) and checks the position

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -22,18 +23,31 @@ using testing::SynthModel;
 
 // The shapes every invariance runs on: tiny Llama, its Qwen2-style variant
 // (GQA 8/2, QKV bias, tied), its Qwen3-shaped variant (q/k norms, head_dim
-// != hidden / heads).
-enum class Shape { kTiny, kQwen2, kQwen3 };
+// != hidden / heads), and QuantVariant as a GGUF in each block type.
+enum class Shape { kTiny, kQwen2, kQwen3, kQ8_0, kQ4_0, kQ4_K, kQ6_K };
 
 const Model& Tiny(Shape shape) {
   static std::unique_ptr<SynthModel> plain = MakeSynthModel("tiny", false);
   static std::unique_ptr<SynthModel> qwen2 = MakeSynthModel("qwen2", true);
   static std::unique_ptr<SynthModel> qwen3 =
       testing::MakeSynthModelWith("qwen3", testing::Qwen3Variant);
+  static std::map<Shape, std::unique_ptr<SynthModel>> quant;
+  const std::map<Shape, DType> quant_type = {{Shape::kQ8_0, DType::kQ8_0},
+                                             {Shape::kQ4_0, DType::kQ4_0},
+                                             {Shape::kQ4_K, DType::kQ4_K},
+                                             {Shape::kQ6_K, DType::kQ6_K}};
   switch (shape) {
-    case Shape::kQwen2: return *qwen2->model;
-    case Shape::kQwen3: return *qwen3->model;
-    default: return *plain->model;
+    case Shape::kTiny:
+      return *plain->model;
+    case Shape::kQwen2:
+      return *qwen2->model;
+    case Shape::kQwen3:
+      return *qwen3->model;
+    default: {
+      std::unique_ptr<SynthModel>& m = quant[shape];
+      if (!m) m = testing::MakeQuantModel(quant_type.at(shape));
+      return *m->model;
+    }
   }
 }
 
@@ -257,12 +271,25 @@ TEST_P(EngineInvariance, ActivationsStayInARealisticRange) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, EngineInvariance,
                          ::testing::Values(Shape::kTiny, Shape::kQwen2,
-                                           Shape::kQwen3),
+                                           Shape::kQwen3, Shape::kQ8_0,
+                                           Shape::kQ4_0, Shape::kQ4_K,
+                                           Shape::kQ6_K),
                          [](const auto& info) {
                            switch (info.param) {
-                             case Shape::kQwen2: return "Qwen2Variant";
-                             case Shape::kQwen3: return "Qwen3Variant";
-                             default: return "Tiny";
+                             case Shape::kQwen2:
+                               return "Qwen2Variant";
+                             case Shape::kQwen3:
+                               return "Qwen3Variant";
+                             case Shape::kQ8_0:
+                               return "GgufQ8_0";
+                             case Shape::kQ4_0:
+                               return "GgufQ4_0";
+                             case Shape::kQ4_K:
+                               return "GgufQ4_K";
+                             case Shape::kQ6_K:
+                               return "GgufQ6_K";
+                             default:
+                               return "Tiny";
                            }
                          });
 
@@ -273,7 +300,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, EngineInvariance,
 TEST(EngineCuda, DeviceResidentEngineMatchesRef) {
   StatusOr<Backend*> cuda = GetBackend(BackendKind::kCuda);
   if (!cuda.ok()) GTEST_SKIP() << "no CUDA: " << cuda.status().ToString();
-  for (Shape shape : {Shape::kTiny, Shape::kQwen2, Shape::kQwen3}) {
+  for (Shape shape : {Shape::kTiny, Shape::kQwen2, Shape::kQwen3, Shape::kQ8_0,
+                      Shape::kQ4_0, Shape::kQ4_K, Shape::kQ6_K}) {
     const Model& m = Tiny(shape);
     for (float temperature : {0.0f, 0.8f}) {
       GenerationRequest r = Request(kPrompt, 8, temperature, 5);
@@ -382,7 +410,8 @@ void ExpectGolden(const Model& m, const std::string& file) {
   const std::string path = std::string(LP_SOURCE_DIR) + "/tests/golden/" + file;
   if (std::getenv("LP_WRITE_GOLDEN") != nullptr) {
     std::ofstream(path) << got.str();
-    GTEST_SKIP() << "wrote " << path;
+    std::printf("wrote %s\n", path.c_str());  // regeneration, not a check
+    return;
   }
   std::ifstream in(path);
   ASSERT_TRUE(in.good()) << "missing " << path;
@@ -397,6 +426,19 @@ TEST(EngineGolden, TinyModelLayerHashesMatchGoldenFile) {
 
 TEST(EngineGolden, Qwen3ShapedModelLayerHashesMatchGoldenFile) {
   ExpectGolden(Tiny(Shape::kQwen3), "model_qwen3.golden");
+}
+
+// The quantized path end to end: GGUF writing (the reference quantizers),
+// loading, activation quantization and the integer GEMMs.
+TEST(EngineGolden, QuantizedModelsLayerHashesMatchGoldenFiles) {
+  for (const auto& [shape, file] : std::vector<std::pair<Shape, std::string>>{
+           {Shape::kQ8_0, "model_q8_0.golden"},
+           {Shape::kQ4_0, "model_q4_0.golden"},
+           {Shape::kQ4_K, "model_q4_k.golden"},
+           {Shape::kQ6_K, "model_q6_k.golden"}}) {
+    SCOPED_TRACE(file);
+    ExpectGolden(Tiny(shape), file);
+  }
 }
 
 }  // namespace
