@@ -8,9 +8,15 @@
 # Builds into build-aarch64/ at the repo root with
 # cmake/aarch64-linux-gnu.cmake, LAYERPROOF_KERNELS_ONLY=ON and no benchmarks.
 # Tests labelled `qemu_skip` (too slow under emulation, still run natively)
-# are excluded. Exits non-zero when the build or any test fails, or when no
-# test was found. Environment: LP_JOBS (default: nproc) sets build and test
-# parallelism.
+# are excluded. The NEON block-quantized GEMM (kernels/cpu/neon_quant.cc)
+# has an sdot and an Armv8.0 version, chosen once per process; the full run
+# takes the sdot one (qemu's default CPU has dotprod), then its tests
+# (quant_test, golden_test, neon_test's Quant*) run twice more on the
+# baseline: as a Cortex-A57 (QEMU_CPU=cortex-a57, no dotprod) and with
+# LAYERPROOF_NEON_DOTPROD=0. NeonQuantPathTest fails a run that did not get
+# the path it is meant to test. Exits non-zero when the build or any test
+# fails, or when no test was found. Environment: LP_JOBS (default: nproc)
+# sets build and test parallelism. Extra arguments go to the full run only.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -41,6 +47,18 @@ cmake --build "$build" --parallel "$jobs"
 
 # Every test binary runs as qemu-aarch64 -L /usr/aarch64-linux-gnu <binary>
 # (CMAKE_CROSSCOMPILING_EMULATOR); the test list is discovered under qemu too.
-ctest --test-dir "$build" --output-on-failure --no-tests=error \
-  --parallel "$jobs" --label-exclude '^qemu_skip$' "$@"
+run_ctest() {
+  ctest --test-dir "$build" --output-on-failure --no-tests=error \
+    --parallel "$jobs" --label-exclude '^qemu_skip$' "$@"
+}
+LP_EXPECT_NEON_QUANT_PATH=sdot run_ctest "$@"
+echo "test-aarch64: all tests passed (NEON quant path: sdot)"
+
+quant_tests='QuantBackendTest\..*/neon|GoldenTest\..*/neon|NeonTest\.Quant|NeonQuantPathTest'
+LP_EXPECT_NEON_QUANT_PATH=baseline QEMU_CPU=cortex-a57 \
+  run_ctest -R "$quant_tests"
+echo "test-aarch64: NEON quant tests passed on a Cortex-A57 (no dotprod)"
+LP_EXPECT_NEON_QUANT_PATH=baseline LAYERPROOF_NEON_DOTPROD=0 \
+  run_ctest -R "$quant_tests"
+echo "test-aarch64: NEON quant tests passed with LAYERPROOF_NEON_DOTPROD=0"
 echo "test-aarch64: all tests passed in $((SECONDS - start)) s"

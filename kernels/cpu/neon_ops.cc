@@ -1,5 +1,6 @@
 // The NEON IsaOps table (kernels/cpu/internal/isa_ops.h), AArch64 Advanced
-// SIMD. Gemm lives in neon_gemm.cc; RmsNorm, Rope, Attention, SwiGlu,
+// SIMD. Gemm lives in neon_gemm.cc, the block-quantized GEMM in
+// neon_quant.cc; RmsNorm, Rope, Attention, SwiGlu,
 // Softmax and Add are vectorised here; Embedding and Argmax forward to
 // kernels/ref (bit-identical by construction; they do not matter for speed).
 //
@@ -312,7 +313,7 @@ const IsaOps& NeonOps() {
       .gemm_n_align = kNeonGemmNAlign,
       .pack = NeonPack,
       .gemm = NeonGemm,
-      .quant = &PortableQuantOps(),
+      .quant = &NeonQuantOps(),
       .rmsnorm = RmsNorm,
       .rope = Rope,
       .attention = AttentionTasks,

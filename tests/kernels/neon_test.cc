@@ -3,7 +3,15 @@
 // panel pairing of the GEMM micro-kernel, partial last panels, k around the
 // 4-step and 256-chunk boundaries, every bf16 and fp16 bit pattern through
 // the in-register widening, thread counts 1, 2 and 7 (column slices starting
-// mid-matrix), and a caller thread that has set flush-to-zero.
+// mid-matrix), and a caller thread that has set flush-to-zero. For the
+// block-quantized GEMM (neon_quant.cc): every format, every row-tile
+// remainder, panel tails, extreme and random fp16 scales, the weights and
+// activations that take the int16 sums of the baseline dots to their bounds,
+// zero, underflowing, huge and non-finite activation units. The NEON quant
+// kernel has an sdot and an Armv8.0 version, chosen once per process;
+// scripts/test-aarch64.sh runs these tests (and quant_test, golden_test)
+// again on a CPU without dotprod and with LAYERPROOF_NEON_DOTPROD=0, and
+// NeonQuantPathTest checks that each run got the path it meant to test.
 // tests/kernels/cross_backend_test.cc covers the NEON backend too, with the
 // other backends; on builds for other architectures this file is one
 // skipped test.
@@ -11,9 +19,13 @@
 
 #if defined(__aarch64__)
 
+#include <sys/auxv.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <random>
@@ -231,6 +243,205 @@ TEST_P(NeonTest, AttentionHeadDimTailsAndLongContext) {
         << "nq=" << nq << " n_kv=" << n_kv << " heads=" << heads
         << " kv_heads=" << kv_heads << " head_dim=" << hd;
   }
+}
+
+// ------------------------------------------------ block-quantized GEMM ---
+
+constexpr DType kBlockTypes[] = {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K,
+                                 DType::kQ6_K};
+
+enum class QuantWeights {
+  kRandomBits,  // every byte random: fp16 scales of every kind, NaN included
+  kSane,        // random integers, fp16 scales in [1e-3, 0.1), some zero
+  kExtreme,     // blocks of one repeated byte (0x00, 0xFF, 0x80, 0x7F), the
+                // largest, smallest, zero, inf and NaN fp16 scales
+};
+
+// Offsets of the fp16 scales inside one stored block.
+std::vector<int> HalfScaleOffsets(DType t) {
+  switch (t) {
+    case DType::kQ4_K:
+      return {0, 2};
+    case DType::kQ6_K:
+      return {208};
+    default:
+      return {0};
+  }
+}
+
+std::vector<unsigned char> QuantBlocks(std::mt19937_64& rng, DType t,
+                                       int64_t rows, int64_t cols,
+                                       QuantWeights mode) {
+  std::vector<unsigned char> bytes(
+      static_cast<size_t>(rows * RowBytes(t, cols)));
+  for (auto& b : bytes) b = uint8_t(rng());
+  if (mode == QuantWeights::kRandomBits) return bytes;
+  // 65504, -65504, 2^-24, 2^-14, 1, +0, -0, inf, NaN, 2^-10.
+  constexpr uint16_t kExtremeHalfs[] = {0x7BFF, 0xFBFF, 0x0001, 0x0400, 0x3C00,
+                                        0x0000, 0x8000, 0x7C00, 0x7E00, 0x1400};
+  constexpr uint8_t kFills[] = {0x00, 0xFF, 0x80, 0x7F};
+  std::uniform_real_distribution<float> u(1e-3f, 0.1f);
+  const size_t block = size_t(BlockBytes(t));
+  for (size_t off = 0; off < bytes.size(); off += block) {
+    if (mode == QuantWeights::kExtreme && rng() % 4 != 0) {
+      std::memset(&bytes[off], kFills[rng() % 4], block);
+    }
+    for (int s : HalfScaleOffsets(t)) {
+      uint16_t h;
+      if (mode == QuantWeights::kExtreme) {
+        h = rng() % 3 == 0 ? FloatToF16(u(rng))
+                           : kExtremeHalfs[rng() % std::size(kExtremeHalfs)];
+      } else {
+        h = rng() % 6 == 0 ? 0 : FloatToF16(u(rng));
+      }
+      std::memcpy(&bytes[off + size_t(s)], &h, 2);
+    }
+  }
+  return bytes;
+}
+
+// m x k activations, unit by unit: random of scales 2^-80 .. 2^80, constant
+// units of ±c or ±c with random signs (every q = ±127), zero units and units
+// whose scale underflows to zero; with `extreme` also units of the largest
+// floats and units with one NaN or inf.
+std::vector<float> QuantActivations(std::mt19937_64& rng, int64_t m, int64_t k,
+                                    bool extreme) {
+  auto x = RandomFloats(rng, m * k, 2.0f);
+  for (int64_t u = 0; u < m * k / 32; ++u) {
+    float* v = x.data() + u * 32;
+    const float f = std::ldexp(1.0f, int(rng() % 160) - 80);
+    switch (extreme ? rng() % 9 : rng() % 5) {
+      case 0:
+        for (int i = 0; i < 32; ++i) v[i] *= f;
+        break;
+      case 1:  // all q = +127 or all -127
+        std::fill(v, v + 32, (rng() % 2 ? 1 : -1) * f);
+        break;
+      case 2:
+        for (int i = 0; i < 32; ++i) v[i] = (rng() % 2 ? 1 : -1) * f;
+        break;
+      case 3:
+        std::fill(v, v + 32, rng() % 2 ? 0.0f : -0.0f);
+        break;
+      case 4:  // the scale underflows: a zero unit
+        for (int i = 0; i < 32; ++i) v[i] *= 1e-44f;
+        break;
+      case 5:
+        for (int i = 0; i < 32; ++i) v[i] = (rng() % 2 ? 1 : -1) * 3.4e38f;
+        break;
+      case 6:
+        v[rng() % 32] =
+            std::vector<float>{NAN, -NAN, INFINITY, -INFINITY}[rng() % 4];
+        break;
+      default:
+        break;
+    }
+  }
+  return x;
+}
+
+TEST_P(NeonTest, QuantEveryFormatTileRemainderAndPanelTail) {
+  // n: below, at and past one and two panels of 8.
+  const int64_t ns[] = {1, 3, 7, 8, 9, 15, 16, 17, 23, 41};
+  for (DType t : kBlockTypes) {
+    const bool super = BlockElems(t) == 256;
+    for (int64_t m = 1; m <= 9; ++m) {
+      for (int64_t n : ns) {
+        const int64_t blocks =
+            super ? 1 + int64_t(rng_() % 3)
+                  : std::vector<int64_t>{1, 2, 7, 8, 9, 17}[rng_() % 6];
+        const int64_t k = blocks * BlockElems(t);
+        SCOPED_TRACE(std::string(DTypeName(t)) + " m=" + std::to_string(m) +
+                     " k=" + std::to_string(k) + " n=" + std::to_string(n));
+        const auto w = QuantBlocks(rng_, t, n, k, QuantWeights::kSane);
+        const auto x = QuantActivations(rng_, m, k, false);
+        const auto b = RandomFloats(rng_, n, 1.0f);
+        EXPECT_TRUE(testing::GemmMatchesRef(*neon_, x, m, {w.data(), t, n, k},
+                                            rng_() % 2 ? b.data() : nullptr));
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
+TEST_P(NeonTest, QuantExtremeScalesWeightsAndActivations) {
+  for (int trial = 0; trial < 160; ++trial) {
+    const DType t = kBlockTypes[trial % 4];
+    const QuantWeights mode =
+        trial % 8 < 5 ? QuantWeights::kExtreme : QuantWeights::kRandomBits;
+    const int64_t m = 1 + int64_t(rng_() % 5), n = 1 + int64_t(rng_() % 30);
+    const int64_t k =
+        BlockElems(t) * (1 + int64_t(rng_() % (BlockElems(t) == 256 ? 3 : 20)));
+    SCOPED_TRACE(std::string(DTypeName(t)) + " trial " + std::to_string(trial) +
+                 " m=" + std::to_string(m) + " k=" + std::to_string(k) +
+                 " n=" + std::to_string(n));
+    const auto w = QuantBlocks(rng_, t, n, k, mode);
+    const auto x = QuantActivations(rng_, m, k, true);
+    const auto b = RandomFloats(rng_, n, 1.0f, 0.1);
+    EXPECT_TRUE(testing::GemmMatchesRef(*neon_, x, m, {w.data(), t, n, k},
+                                        trial % 3 ? b.data() : nullptr));
+    if (HasFailure()) return;
+  }
+}
+
+// The largest |I| of each format (docs/determinism.md §3.12): every weight
+// at its most negative (or largest) value, every q = ±127, the largest
+// scales; for the baseline dots, the int16 sums at their bounds.
+TEST_P(NeonTest, QuantLargestIntegerDots) {
+  for (DType t : kBlockTypes) {
+    for (uint8_t fill : {0x80, 0x7F, 0xFF, 0x00}) {
+      const int64_t k = 2 * 256, n = 11, m = 5;
+      std::vector<unsigned char> w(size_t(n * RowBytes(t, k)), fill);
+      for (size_t off = 0; off < w.size(); off += size_t(BlockBytes(t))) {
+        for (int s : HalfScaleOffsets(t)) {
+          const uint16_t h = 0x3C00;  // 1
+          std::memcpy(&w[off + size_t(s)], &h, 2);
+        }
+      }
+      // Rows: all +1, all -1, units alternately of -3 and +3, random.
+      auto x = RandomFloats(rng_, m * k, 1.0f);
+      for (int64_t i = 0; i < k; ++i) {
+        x[size_t(i)] = 1.0f;
+        x[size_t(k + i)] = -1.0f;
+        x[size_t(2 * k + i)] = (i / 32) % 2 ? 3.0f : -3.0f;
+      }
+      EXPECT_TRUE(
+          testing::GemmMatchesRef(*neon_, x, m, {w.data(), t, n, k}, nullptr))
+          << DTypeName(t) << " fill " << int(fill);
+    }
+  }
+}
+
+TEST_P(NeonTest, QuantManyChunksInTheHalvingTree) {
+  // 11 and 23 chunks of 8 units; a short last chunk for Q8_0 / Q4_0.
+  for (DType t : kBlockTypes) {
+    const int64_t k = BlockElems(t) == 256 ? 11 * 256 : 23 * 256 - 96;
+    const auto w = QuantBlocks(rng_, t, 13, k, QuantWeights::kSane);
+    const auto x = QuantActivations(rng_, 3, k, false);
+    const auto b = RandomFloats(rng_, 13, 1.0f);
+    EXPECT_TRUE(
+        testing::GemmMatchesRef(*neon_, x, 3, {w.data(), t, 13, k}, b.data()))
+        << DTypeName(t);
+  }
+}
+
+// The quantized GEMM has two versions (sdot, Armv8.0); this names the one
+// this process runs, by neon_quant.cc's rule, and when the environment says
+// which one the run is meant to test (LP_EXPECT_NEON_QUANT_PATH = sdot or
+// baseline, set by scripts/test-aarch64.sh), checks that it is that one.
+TEST(NeonQuantPathTest, IsTheOneThisRunMeansToTest) {
+  const bool cpu_has_sdot = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  const char* env = std::getenv("LAYERPROOF_NEON_DOTPROD");
+  const bool forced_off = env != nullptr && std::strcmp(env, "0") == 0;
+  const std::string path = cpu_has_sdot && !forced_off ? "sdot" : "baseline";
+  RecordProperty("neon_quant_path", path);
+  const char* want = std::getenv("LP_EXPECT_NEON_QUANT_PATH");
+  if (want == nullptr) {
+    GTEST_SKIP() << "this process runs the " << path
+                 << " path; set LP_EXPECT_NEON_QUANT_PATH to check it";
+  }
+  EXPECT_EQ(path, want) << "cpu has sdot: " << cpu_has_sdot
+                        << ", LAYERPROOF_NEON_DOTPROD=" << (env ? env : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, NeonTest, ::testing::Values(1, 2, 7),

@@ -86,9 +86,12 @@ struct QuantGemmOps {
 const QuantGemmOps& PortableQuantOps();
 
 // Defined only in builds for the matching architecture. Avx512QuantOps uses
-// VNNI when the CPU has it and the AVX2 kernels otherwise.
+// VNNI when the CPU has it and the AVX2 kernels otherwise. NeonQuantOps uses
+// sdot when the CPU has it (HWCAP_ASIMDDP) and LAYERPROOF_NEON_DOTPROD is not
+// "0", and Armv8.0 widening multiplies otherwise; chosen once per process.
 const QuantGemmOps& Avx2QuantOps();
 const QuantGemmOps& Avx512QuantOps();
+const QuantGemmOps& NeonQuantOps();
 
 }  // namespace layerproof::kernels::cpu
 
