@@ -1,12 +1,6 @@
 #include "kernels/model/gguf.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <iterator>
@@ -14,6 +8,7 @@
 #include <utility>
 
 #include "kernels/model/internal/errors.h"
+#include "kernels/model/internal/file_io.h"
 
 namespace layerproof::kernels::model {
 namespace {
@@ -655,34 +650,12 @@ class GgufParser {
 // --- GgufFile --------------------------------------------------------------
 
 StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    const std::string m = path + ": cannot open: " + std::strerror(err);
-    return err == ENOENT ? internal::NotFoundError(m) : InvalidArgument(m);
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return InvalidArgument(path + ": not a readable regular file");
-  }
-  const uint64_t size = uint64_t(st.st_size);
+  LP_ASSIGN_OR_RETURN(internal::MappedFile map,
+                      internal::MappedFile::Open(path));
   std::unique_ptr<GgufFile> f(new GgufFile());
   f->path_ = path;
-  if (size < kHeaderBytes) {
-    ::close(fd);
-    return TooShort(path, size);  // mmap cannot map an empty file
-  }
-  // Mapping reads nothing: pages come in when a tensor is used.
-  void* map = ::mmap(nullptr, size_t(size), PROT_READ, MAP_PRIVATE, fd, 0);
-  const int map_err = errno;
-  ::close(fd);
-  if (map == MAP_FAILED) {
-    return InvalidArgument(path + ": mmap: " + std::strerror(map_err));
-  }
-  f->map_ = map;
-  f->map_size_ = size;
-  GgufParser p(static_cast<const unsigned char*>(map), size, f.get());
+  f->map_ = std::make_unique<const internal::MappedFile>(std::move(map));
+  GgufParser p(f->map_->data(), f->map_->size(), f.get());
   LP_RETURN_IF_ERROR(p.Parse());
   return f;
 }
@@ -696,9 +669,7 @@ StatusOr<std::unique_ptr<GgufFile>> GgufFile::FromBytes(
   return f;
 }
 
-GgufFile::~GgufFile() {
-  if (map_ != nullptr) ::munmap(map_, size_t(map_size_));
-}
+GgufFile::~GgufFile() = default;
 
 StatusOr<const GgufValue*> GgufFile::Find(const std::string& key,
                                           std::string_view want) const {

@@ -40,6 +40,10 @@
 
 namespace layerproof::kernels::model {
 
+namespace internal {
+class MappedFile;
+}  // namespace internal
+
 // Caps, far above every released model (a 262k-token vocabulary with its
 // merges is ~10 MB of metadata), low enough that no hostile header makes the
 // reader allocate much more than the file's own size.
@@ -182,8 +186,7 @@ class GgufFile {
   StatusOr<const GgufValue*> Find(const std::string& key,
                                   std::string_view want) const;
   std::string path_;
-  void* map_ = nullptr;  // munmap'd by the destructor; null for FromBytes
-  uint64_t map_size_ = 0;
+  std::unique_ptr<const internal::MappedFile> map_;  // null for FromBytes
   const unsigned char* base_ = nullptr;
   uint32_t version_ = 0;
   uint32_t alignment_ = kGgufDefaultAlignment;

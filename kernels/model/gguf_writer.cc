@@ -1,11 +1,11 @@
 #include "kernels/model/gguf_writer.h"
 
-#include <cerrno>
 #include <cstring>
 #include <set>
 #include <utility>
 
 #include "kernels/model/internal/errors.h"
+#include "kernels/model/internal/file_io.h"
 
 namespace layerproof::kernels::model {
 namespace {
@@ -13,8 +13,6 @@ namespace {
 using internal::FailedPreconditionError;
 
 constexpr char kAlignmentKey[] = "general.alignment";
-
-std::string ErrnoText() { return std::strerror(errno); }
 
 void PutLe(std::string* out, uint64_t v, int n) {
   for (int i = 0; i < n; ++i) out->push_back(char(uint8_t(v >> (8 * i))));
@@ -48,12 +46,8 @@ std::string ArrayPayload(GgufValueType elem, const std::vector<T>& v) {
 
 GgufWriter::GgufWriter(uint32_t alignment) : alignment_(alignment) {}
 
-GgufWriter::~GgufWriter() {
-  if (file_ != nullptr) {
-    std::fclose(file_);
-    std::remove(path_.c_str());
-  }
-}
+// An unfinished file_ removes its temporary file.
+GgufWriter::~GgufWriter() = default;
 
 void GgufWriter::Set(const std::string& key, GgufValueType type,
                      std::string payload) {
@@ -241,11 +235,7 @@ Status GgufWriter::Begin(const std::string& path) {
     }
     offset += padded;
   }
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) {
-    return InvalidArgument(path + ": cannot create: " + ErrnoText());
-  }
-  file_ = f;
+  LP_ASSIGN_OR_RETURN(file_, internal::PartialFileWriter::Create(path));
   path_ = path;
   LP_RETURN_IF_ERROR(Write(header.data(), header.size(), "header"));
   return PadTo(alignment_);
@@ -253,9 +243,7 @@ Status GgufWriter::Begin(const std::string& path) {
 
 Status GgufWriter::Write(const void* data, uint64_t bytes,
                          const std::string& what) {
-  if (bytes > 0 && std::fwrite(data, 1, size_t(bytes), file_) != bytes) {
-    return InvalidArgument(path_ + ": " + what + ": write: " + ErrnoText());
-  }
+  LP_RETURN_IF_ERROR(file_->Write(data, bytes, what));
   written_ += bytes;
   return OkStatus();
 }
@@ -322,17 +310,8 @@ Status GgufWriter::Finish() {
     return FailedPreconditionError(path_ + ": " + entries_[next_].name +
                                    ": declared but never fully written");
   }
-  std::FILE* f = file_;
-  file_ = nullptr;
-  const bool flushed = std::fflush(f) == 0;
-  const int flush_errno = errno;
-  if (std::fclose(f) != 0 || !flushed) {
-    errno = flushed ? errno : flush_errno;
-    const std::string m = path_ + ": close: " + ErrnoText();
-    std::remove(path_.c_str());
-    return InvalidArgument(m);
-  }
-  return OkStatus();
+  const std::unique_ptr<internal::PartialFileWriter> file = std::move(file_);
+  return file->Commit();
 }
 
 }  // namespace layerproof::kernels::model

@@ -8,17 +8,19 @@
 // the other keys in the order they were first set (setting a key again
 // replaces its value in place); each tensor starts at a multiple of the
 // alignment, and is followed by zero padding to the next one, as ggml
-// writes it. A writer destroyed before a successful Finish removes its
-// partial file. Shapes are given in Hugging Face order ([rows, cols]) and
-// written reversed (ne[0] = cols), as GgufFile reads them back.
+// writes it. The bytes go to a temporary file beside the target, renamed
+// over it by a successful Finish; a writer destroyed before a successful
+// Finish removes that file and leaves the target as it was. Shapes are
+// given in Hugging Face order ([rows, cols]) and written reversed
+// (ne[0] = cols), as GgufFile reads them back.
 //
 // Thread safety: none; one thread drives a writer.
 #ifndef LAYERPROOF_KERNELS_MODEL_GGUF_WRITER_H_
 #define LAYERPROOF_KERNELS_MODEL_GGUF_WRITER_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +30,10 @@
 #include "kernels/status.h"
 
 namespace layerproof::kernels::model {
+
+namespace internal {
+class PartialFileWriter;
+}  // namespace internal
 
 class GgufWriter {
  public:
@@ -66,15 +72,17 @@ class GgufWriter {
   void Declare(const std::string& name, DType dtype,
                const std::vector<int64_t>& shape);
 
-  // Creates `path` and writes the header, metadata and tensor infos. Fails
-  // on a bad declaration or metadata key, or on I/O errors.
+  // Creates the temporary file for `path` and writes the header, metadata
+  // and tensor infos. Fails on a bad declaration or metadata key, or on I/O
+  // errors.
   Status Begin(const std::string& path);
   // The next declared tensor's bytes: exactly its size, in one call.
   Status WriteTensorData(const void* data, uint64_t bytes);
   // Part of the current tensor's bytes; the next tensor begins once the
   // current one is complete. Fails when `bytes` runs past its end.
   Status AppendTensorData(const void* data, uint64_t bytes);
-  // Checks that every declared tensor was written, flushes and closes.
+  // Checks that every declared tensor was written, flushes, closes and
+  // renames the file to `path`.
   Status Finish();
 
   // Bytes of a declared tensor's data (0 when its shape is invalid).
@@ -95,7 +103,8 @@ class GgufWriter {
   std::vector<std::pair<std::string, std::string>> kvs_;  // key, type+value
   std::map<std::string, size_t> kv_index_;
   std::vector<Entry> entries_;
-  std::FILE* file_ = nullptr;
+  // The file being written; null before Begin and after Finish.
+  std::unique_ptr<internal::PartialFileWriter> file_;
   std::string path_;
   uint64_t written_ = 0;       // bytes of the file so far
   size_t next_ = 0;            // the tensor being written

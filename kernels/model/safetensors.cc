@@ -1,18 +1,12 @@
 #include "kernels/model/safetensors.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <string_view>
 #include <utility>
 
 #include "kernels/model/internal/errors.h"
+#include "kernels/model/internal/file_io.h"
 #include "kernels/model/json_fields.h"
 
 namespace layerproof::kernels::model {
@@ -239,35 +233,13 @@ Status ParseImage(const unsigned char* bytes, uint64_t size,
 
 StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(
     const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    const std::string m = path + ": cannot open: " + std::strerror(err);
-    return err == ENOENT ? internal::NotFoundError(m) : InvalidArgument(m);
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return InvalidArgument(path + ": not a readable regular file");
-  }
-  const uint64_t size = uint64_t(st.st_size);
+  LP_ASSIGN_OR_RETURN(internal::MappedFile map,
+                      internal::MappedFile::Open(path));
   std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
   f->path_ = path;
-  if (size < 8) {
-    ::close(fd);
-    return TooShort(path, size);  // mmap cannot map an empty file
-  }
-  // Mapping reads nothing: pages come in when a tensor is used or hashed.
-  void* map = ::mmap(nullptr, size_t(size), PROT_READ, MAP_PRIVATE, fd, 0);
-  const int map_err = errno;
-  ::close(fd);
-  if (map == MAP_FAILED) {
-    return InvalidArgument(path + ": mmap: " + std::strerror(map_err));
-  }
-  f->map_ = map;
-  f->map_size_ = size;
-  LP_RETURN_IF_ERROR(ParseImage(static_cast<const unsigned char*>(map), size,
-                                path, &f->tensors_, &f->metadata_));
+  f->map_ = std::make_unique<const internal::MappedFile>(std::move(map));
+  LP_RETURN_IF_ERROR(ParseImage(f->map_->data(), f->map_->size(), path,
+                                &f->tensors_, &f->metadata_));
   return f;
 }
 
@@ -280,8 +252,6 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::FromBytes(
   return f;
 }
 
-SafetensorsFile::~SafetensorsFile() {
-  if (map_ != nullptr) ::munmap(map_, size_t(map_size_));
-}
+SafetensorsFile::~SafetensorsFile() = default;
 
 }  // namespace layerproof::kernels::model

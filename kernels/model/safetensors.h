@@ -15,7 +15,6 @@
 #define LAYERPROOF_KERNELS_MODEL_SAFETENSORS_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +24,11 @@
 #include "kernels/status.h"
 
 namespace layerproof::kernels::model {
+
+namespace internal {
+class MappedFile;
+class PartialFileWriter;
+}  // namespace internal
 
 // A tensor inside a mapped file. `data` points into the mapping.
 struct TensorView {
@@ -65,8 +69,7 @@ class SafetensorsFile {
  private:
   SafetensorsFile() = default;
   std::string path_;
-  void* map_ = nullptr;  // munmap'd by the destructor; null for FromBytes
-  uint64_t map_size_ = 0;
+  std::unique_ptr<const internal::MappedFile> map_;  // null for FromBytes
   std::map<std::string, TensorView> tensors_;
   std::map<std::string, std::string> metadata_;
 };
@@ -76,10 +79,12 @@ class SafetensorsFile {
 // holds all offsets), then call WriteTensorData in declaration order.
 // Tensors are laid out contiguously in declaration order; the header is
 // padded with spaces to a multiple of 8 bytes, as Hugging Face's writer
-// does. A writer destroyed before Finish removes its partial file.
+// does. The bytes go to a temporary file beside the target, renamed over
+// it by a successful Finish; a writer destroyed before a successful Finish
+// removes that file and leaves the target as it was.
 class SafetensorsWriter {
  public:
-  SafetensorsWriter() = default;
+  SafetensorsWriter();
   ~SafetensorsWriter();
   SafetensorsWriter(const SafetensorsWriter&) = delete;
   SafetensorsWriter& operator=(const SafetensorsWriter&) = delete;
@@ -87,12 +92,14 @@ class SafetensorsWriter {
   void Declare(const std::string& name, DType dtype,
                const std::vector<int64_t>& shape);
   void SetMetadata(const std::string& key, const std::string& value);
-  // Creates `path` and writes the header. Fails on I/O errors.
+  // Creates the temporary file for `path` and writes the header. Fails on
+  // I/O errors.
   Status Begin(const std::string& path);
   // Appends the next declared tensor's bytes; `bytes` must be exactly its
   // size. Fails out of order or with the wrong size.
   Status WriteTensorData(const void* data, uint64_t bytes);
-  // Checks that every declared tensor was written, flushes and closes.
+  // Checks that every declared tensor was written, flushes, closes and
+  // renames the file to `path`.
   Status Finish();
 
  private:
@@ -104,7 +111,8 @@ class SafetensorsWriter {
   };
   std::vector<Entry> entries_;
   std::map<std::string, std::string> metadata_;
-  std::FILE* file_ = nullptr;
+  // The file being written; null before Begin and after Finish.
+  std::unique_ptr<internal::PartialFileWriter> file_;
   std::string path_;
   size_t next_ = 0;
   std::string misuse_;  // set by Declare / SetMetadata after Begin

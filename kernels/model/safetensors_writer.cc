@@ -1,13 +1,12 @@
 // SafetensorsWriter: the header first, then each tensor's bytes as the
 // caller produces them.
 
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <set>
 
 #include "kernels/model/internal/errors.h"
+#include "kernels/model/internal/file_io.h"
 #include "kernels/model/safetensors.h"
 
 namespace layerproof::kernels::model {
@@ -15,16 +14,11 @@ namespace {
 
 using internal::FailedPreconditionError;
 
-std::string ErrnoText() { return std::strerror(errno); }
-
 }  // namespace
 
-SafetensorsWriter::~SafetensorsWriter() {
-  if (file_ != nullptr) {
-    std::fclose(file_);
-    std::remove(path_.c_str());
-  }
-}
+SafetensorsWriter::SafetensorsWriter() = default;
+// An unfinished file_ removes its temporary file.
+SafetensorsWriter::~SafetensorsWriter() = default;
 
 void SafetensorsWriter::Declare(const std::string& name, DType dtype,
                                 const std::vector<int64_t>& shape) {
@@ -92,17 +86,10 @@ Status SafetensorsWriter::Begin(const std::string& path) {
   for (int i = 0; i < 8; ++i)
     length[i] = uint8_t(uint64_t(text.size()) >> (8 * i));
 
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) {
-    return InvalidArgument(path + ": cannot create: " + ErrnoText());
-  }
-  file_ = f;
+  LP_ASSIGN_OR_RETURN(file_, internal::PartialFileWriter::Create(path));
   path_ = path;
-  if (std::fwrite(length, 1, 8, f) != 8 ||
-      std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
-    return InvalidArgument(path + ": write: " + ErrnoText());
-  }
-  return OkStatus();
+  LP_RETURN_IF_ERROR(file_->Write(length, 8, "header"));
+  return file_->Write(text.data(), text.size(), "header");
 }
 
 Status SafetensorsWriter::WriteTensorData(const void* data, uint64_t bytes) {
@@ -123,9 +110,7 @@ Status SafetensorsWriter::WriteTensorData(const void* data, uint64_t bytes) {
                            std::to_string(bytes) + " bytes, want " +
                            std::to_string(e.bytes));
   }
-  if (bytes > 0 && std::fwrite(data, 1, size_t(bytes), file_) != bytes) {
-    return InvalidArgument(path_ + ": " + e.name + ": write: " + ErrnoText());
-  }
+  LP_RETURN_IF_ERROR(file_->Write(data, bytes, e.name));
   ++next_;
   return OkStatus();
 }
@@ -139,17 +124,8 @@ Status SafetensorsWriter::Finish() {
     return FailedPreconditionError(path_ + ": " + entries_[next_].name +
                                    ": declared but never written");
   }
-  std::FILE* f = file_;
-  file_ = nullptr;
-  const bool flushed = std::fflush(f) == 0;
-  const int flush_errno = errno;
-  if (std::fclose(f) != 0 || !flushed) {
-    errno = flushed ? errno : flush_errno;
-    const std::string m = path_ + ": close: " + ErrnoText();
-    std::remove(path_.c_str());
-    return InvalidArgument(m);
-  }
-  return OkStatus();
+  const std::unique_ptr<internal::PartialFileWriter> file = std::move(file_);
+  return file->Commit();
 }
 
 }  // namespace layerproof::kernels::model
