@@ -32,6 +32,7 @@
 #include "cli/progress.h"
 #include "cli/store_commands.h"
 #include "kernels/dispatch.h"
+#include "kernels/model/quantize_model.h"
 #include "kernels/model/synth.h"
 #include "store/crypto.h"
 #include "store/status.h"
@@ -53,6 +54,9 @@ constexpr char kDemoUsage[] =
     "  --model DIR            model folder; the small preset (seed 1) is\n"
     "                         synthesised there when absent (default\n"
     "                         .layerproof/models/small-seed1)\n"
+    "  --quant T              serve the model quantized: q8_0, q4_0, q4_k or\n"
+    "                         q6_k (`model quantize` writes DIR-T/model.gguf\n"
+    "                         once; provers and verifier load that file)\n"
     "  --requests N           client requests, half to each prover (60)\n"
     "  --concurrency N        client threads (8)\n"
     "  --max-new-tokens N     tokens per request (24)\n"
@@ -135,7 +139,7 @@ int RunDemo(const std::vector<std::string>& args) {
   Flags flags(
       {"--out", "--model", "--requests", "--concurrency", "--max-new-tokens",
        "--audit-rate", "--layers-per-audit", "--tamper-layer", "--threads",
-       "--backend", "--verifier-backend"},
+       "--backend", "--verifier-backend", "--quant"},
       {"--keep-running", "--json", "--help"});
   std::string error;
   if (!flags.Parse(args, &error)) return DemoUsage(error);
@@ -168,8 +172,19 @@ int RunDemo(const std::vector<std::string>& args) {
   const bool json = flags.Has("--json");
   const bool quiet = json;
   const std::string out = flags.Get("--out", "layerproof-demo");
-  const std::string model_dir =
+  const std::string hf_dir =
       flags.Get("--model", ".layerproof/models/small-seed1");
+  std::optional<kernels::DType> quant;
+  if (flags.Has("--quant")) {
+    quant = kernels::model::QuantTypeFromName(flags.Get("--quant"));
+    if (!quant) {
+      return DemoUsage("--quant: got \"" + flags.Get("--quant") + "\", want " +
+                       kernels::model::kQuantTypeNames);
+    }
+  }
+  // What the nodes load: the HF directory, or its quantized GGUF.
+  const std::string model_dir =
+      quant ? DemoQuantModelPath(hf_dir, *quant) : hf_dir;
 
   StopSignals signals;  // before any thread is made
   const absl::Time start = absl::Now();
@@ -195,8 +210,13 @@ int RunDemo(const std::vector<std::string>& args) {
   const std::string node_log = (fs::path(out) / "nodes.log").string();
   const std::unique_ptr<NodeLogRedirect> logs =
       NodeLogRedirect::Start(node_log);
-  if (absl::Status s = EnsureDemoModel(model_dir, quiet); !s.ok()) {
+  if (absl::Status s = EnsureDemoModel(hf_dir, quiet); !s.ok()) {
     return fail("model", s);
+  }
+  if (quant) {
+    if (absl::Status s = EnsureDemoQuantModel(hf_dir, *quant, quiet); !s.ok()) {
+      return fail("--quant", s);
+    }
   }
   // The verifier's engine: the whole context, as `serve verifier`.
   ProgressBar load_bar("loading model", 1, "", quiet);

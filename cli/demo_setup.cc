@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -9,9 +10,10 @@
 
 #include "cli/progress.h"
 #include "kernels/dispatch.h"
+#include "kernels/model/quantize_model.h"
 #include "kernels/model/synth.h"
-#include "text/synthetic_tokenizer.h"
 #include "store/status.h"
+#include "text/synthetic_tokenizer.h"
 
 namespace layerproof::cli {
 namespace {
@@ -82,10 +84,31 @@ absl::Status EnsureDemoModel(const std::string& dir, bool quiet) {
     }
     bar->Update(done == total ? total_m : done / 1000000);
   };
-  const kernels::Status s =
-      text::SynthesizeTextModel(*config, options, dir);
+  const kernels::Status s = text::SynthesizeTextModel(*config, options, dir);
   if (bar) bar->Finish("small preset, seed 1, into " + dir);
   return store::ToAbslStatus(s);
+}
+
+std::string DemoQuantModelPath(const std::string& hf_dir, kernels::DType type) {
+  std::string name(kernels::DTypeName(type));
+  for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+  std::string dir = fs::path(hf_dir).lexically_normal().string();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return (fs::path(dir + "-" + name) / "model.gguf").string();
+}
+
+absl::Status EnsureDemoQuantModel(const std::string& hf_dir,
+                                  kernels::DType type, bool quiet) {
+  const std::string path = DemoQuantModelPath(hf_dir, type);
+  if (fs::exists(path)) return absl::OkStatus();
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  ProgressBar bar("quantizing", 1, "", quiet);
+  auto result = kernels::model::QuantizeModelDir(hf_dir, type, path);
+  if (!result.ok()) return store::ToAbslStatus(result.status());
+  bar.Update(1);
+  bar.Finish(std::string(kernels::DTypeName(type)) + " into " + path);
+  return absl::OkStatus();
 }
 
 kernels::StatusOr<kernels::Backend*> ResolveBackend(const std::string& name,

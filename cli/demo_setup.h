@@ -47,6 +47,14 @@ absl::Status PrepareDemoOut(const std::string& out);
 // model.safetensors, with a progress bar unless `quiet`.
 absl::Status EnsureDemoModel(const std::string& dir, bool quiet);
 
+// Where `demo --quant` keeps the GGUF of `hf_dir` in `type`:
+// HF_DIR-q4_0/model.gguf (beside the HF directory, with its tokenizer).
+std::string DemoQuantModelPath(const std::string& hf_dir, kernels::DType type);
+// Writes it (`model quantize`) unless it exists: the quantizers are
+// deterministic, so a file written before is the same file.
+absl::Status EnsureDemoQuantModel(const std::string& hf_dir,
+                                  kernels::DType type, bool quiet);
+
 // The backend named `name` ("" for the default: auto or
 // LAYERPROOF_BACKEND), with `threads` (> 0) set on it.
 kernels::StatusOr<kernels::Backend*> ResolveBackend(const std::string& name,

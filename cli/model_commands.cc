@@ -45,7 +45,7 @@ constexpr char kModelUsage[] =
     "exit: 0 done, 1 failed (unreadable or invalid model), 2 usage\n";
 
 constexpr char kGenerateUsage[] =
-    "usage: layerproof generate --model DIR (--prompt TEXT | --prompt-ids "
+    "usage: layerproof generate --model MODEL (--prompt TEXT | --prompt-ids "
     "1,2,3)\n"
     "         [--chat [--system TEXT]] [--max-tokens N] [--temperature T]\n"
     "         [--top-k K] [--top-p P]\n"
@@ -60,7 +60,8 @@ constexpr char kGenerateUsage[] =
     "exit: 0 done, 1 failed, 2 usage\n";
 
 constexpr char kForwardUsage[] =
-    "usage: layerproof forward --model DIR --tokens 1,2,3 [--logits-out FILE]\n"
+    "usage: layerproof forward --model MODEL --tokens 1,2,3 [--logits-out "
+    "FILE]\n"
     "         [--backend NAME] [--threads N]\n"
     "  Prints JSON with the model digest and the SHA-256 of every layer's\n"
     "  output h^0..h^L (unsalted, docs/model.md); writes the logits of every\n"
@@ -311,12 +312,13 @@ int RunGenerate(const std::vector<std::string>& args) {
   if (!max_tokens || !top_k || !seed || !threads || !temperature || !top_p) {
     return Usage(kGenerateUsage, error);
   }
-  auto codec = MakePromptCodec(flags, flags.Get("--model"));
-  if (!codec.ok()) return Fail(codec.status());
   auto loaded = LoadEngine(flags.Get("--model"), flags.Get("--backend"),
                            static_cast<int>(*threads), /*full_context=*/false,
                            /*progress=*/true);
   if (!loaded.ok()) return Fail(loaded.status());
+  // The tokenizer lives in the model directory (a GGUF file's directory).
+  auto codec = MakePromptCodec(flags, loaded->model->dir());
+  if (!codec.ok()) return Fail(codec.status());
   const std::vector<int32_t>& prompt = codec->prompt;
 
   km::GenerationRequest request;

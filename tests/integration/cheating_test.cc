@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <set>
 
+#include "kernels/model/quantize_model.h"
 #include "store/commitment.h"
 #include "store/envelope.h"
 #include "tests/integration/cluster.h"
@@ -217,6 +219,57 @@ TEST(CheatingProver, SubstitutedWeightsUnderTheirOwnDigestAreTheWrongModel) {
   prover.Stop();
 }
 
+// The cluster's model quantized: MODEL_DIR-q4_0/model.gguf, removed with
+// the object.
+struct QuantizedModel {
+  explicit QuantizedModel(const Cluster& cluster)
+      : dir(cluster.model_dir() + "-q4_0") {
+    std::filesystem::create_directories(dir);
+    const std::string gguf = (dir / "model.gguf").string();
+    EXPECT_TRUE(kernels::model::QuantizeModelDir(cluster.model_dir(),
+                                                 kernels::DType::kQ4_0, gguf)
+                    .ok());
+    auto loaded = kernels::model::Model::Load(gguf);
+    EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+    if (loaded.ok()) model = std::move(*loaded);
+  }
+  ~QuantizedModel() {
+    model.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  std::filesystem::path dir;
+  std::unique_ptr<kernels::model::Model> model;
+};
+
+// The same model quantized (Q4_0 GGUF) is another model: served under its
+// own digest it is FAIL_MODEL, under the cluster's digest FAIL_MISMATCH,
+// exactly as for substituted safetensors weights.
+TEST(CheatingProver, QuantizedWeightsUnderTheirOwnDigestAreTheWrongModel) {
+  Cluster cluster;
+  cluster.StartVerifier(AuditEverything(1));
+  QuantizedModel q(cluster);
+  ASSERT_NE(q.model, nullptr);
+  EXPECT_NE(DigestOf(*q.model), DigestOf(cluster.model()));
+  RunningProver& prover = cluster.StartProver({.model = q.model.get()});
+  ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 2), v1::FAIL_MODEL);
+  prover.Stop();
+}
+
+TEST(CheatingProver, QuantizedWeightsUnderTheRealDigestAreCaught) {
+  Cluster cluster;
+  cluster.StartVerifier(AuditEverything(1));
+  QuantizedModel q(cluster);
+  ASSERT_NE(q.model, nullptr);
+  RunningProver& prover =
+      cluster.StartProver({.model = q.model.get(),
+                           .faults = std::make_shared<ClaimDigestFaults>(
+                               DigestOf(cluster.model()))});
+  ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 2),
+                     v1::FAIL_MISMATCH);
+  prover.Stop();
+}
+
 TEST(CheatingProver, SkippedLayerIsAMismatchAtThatLayer) {
   Cluster cluster;
   cluster.StartVerifier(AuditEverything(4));
@@ -285,7 +338,8 @@ TEST(CheatingProver, OutputCutShortClaimingAStopFailsTheHeadCheck) {
 // list to the model's.
 TEST(CheatingProver, StopIdsThatAreNotTheModelsFailTheHeadCheck) {
   struct OtherStopIdsFaults : prover::ProverFaults {
-    explicit OtherStopIdsFaults(std::vector<int32_t> ids) : ids(std::move(ids)) {}
+    explicit OtherStopIdsFaults(std::vector<int32_t> ids)
+        : ids(std::move(ids)) {}
     void TamperCommitment(v1::Commitment& c) override {
       c.mutable_stop_token_ids()->Assign(ids.begin(), ids.end());
     }
@@ -293,7 +347,8 @@ TEST(CheatingProver, StopIdsThatAreNotTheModelsFailTheHeadCheck) {
   };
   Cluster cluster;
   std::vector<int32_t> other = cluster.model().config().eos_token_ids;
-  other.push_back(static_cast<int32_t>(cluster.model().config().vocab_size) - 1);
+  other.push_back(static_cast<int32_t>(cluster.model().config().vocab_size) -
+                  1);
   cluster.StartVerifier(AuditEverything(1));
   RunningProver& prover = cluster.StartProver(
       {.faults = std::make_shared<OtherStopIdsFaults>(other)});

@@ -150,6 +150,63 @@ TEST(Demo, DefaultLoadCatchesAndLocalisesTheTamperingProver) {
   EXPECT_EQ(again.exit_code, 0) << again.err;
 }
 
+// `demo --quant q4_0` (issue 15): the shared model quantized once into
+// MODEL-q4_0/model.gguf, and the whole demo on it: the provers serve the
+// GGUF, the verifier re-executes its integer GEMMs on ref, the honest
+// prover is all PASS and the tamperer is caught.
+TEST(Demo, QuantizedModelServesAndAuditsEndToEnd) {
+  TempDir tmp("lp_demo_q");
+  const std::string out = tmp.path() + "/out";
+  const std::string& model = SharedModelDir();
+  const CommandResult run =
+      RunLayerproof({"demo", "--json", "--quant", "q4_0", "--requests", "20",
+                     "--audit-rate", "1", "--out", out, "--model", model},
+                    kDemoTimeout);
+  ASSERT_EQ(run.exit_code, 0) << "stdout:\n"
+                              << run.out << "\nstderr:\n"
+                              << run.err;
+  const nlohmann::json j = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << run.out;
+  EXPECT_TRUE(j.at("ok").get<bool>());
+  const std::string gguf = model + "-q4_0/model.gguf";
+  EXPECT_EQ(j.at("model").at("dir"), gguf);
+  EXPECT_TRUE(fs::exists(gguf));
+  EXPECT_TRUE(fs::exists(model + "-q4_0/tokenizer.json"));
+  const nlohmann::json& honest = j.at("provers").at(0);
+  EXPECT_EQ(honest.at("receipts_verified"), 10);
+  EXPECT_GT(honest.at("audits").get<int>(), 0);
+  EXPECT_EQ(honest.at("verdicts").at("PASS"), honest.at("audits"));
+  EXPECT_TRUE(j.at("tamperer_caught").get<bool>());
+  EXPECT_TRUE(j.at("evidence").at("verified").get<bool>());
+
+  const CommandResult bad =
+      RunLayerproof({"demo", "--quant", "q5_1", "--out", out, "--model", model},
+                    kDemoTimeout);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--quant: got \"q5_1\""), std::string::npos)
+      << bad.err;
+
+  // `model quantize` itself, and `model digest` of what it wrote.
+  const std::string q8 = tmp.path() + "/q8/m.gguf";
+  fs::create_directories(tmp.path() + "/q8");
+  const CommandResult quantize =
+      RunLayerproof({"model", "quantize", "--type", "q8_0", "--out", q8, model},
+                    kDemoTimeout);
+  ASSERT_EQ(quantize.exit_code, 0) << quantize.err;
+  EXPECT_NE(quantize.out.find("Q8_0"), std::string::npos) << quantize.out;
+  EXPECT_TRUE(fs::exists(tmp.path() + "/q8/tokenizer.json"));
+  const CommandResult digest =
+      RunLayerproof({"model", "digest", q8, "--json"}, kDemoTimeout);
+  ASSERT_EQ(digest.exit_code, 0) << digest.err;
+  EXPECT_NE(digest.out.find("\"model_digest\""), std::string::npos);
+  const CommandResult wrong_type =
+      RunLayerproof({"model", "quantize", "--type", "q5_1", "--out", q8, model},
+                    kDemoTimeout);
+  EXPECT_EQ(wrong_type.exit_code, 2);
+  EXPECT_NE(wrong_type.err.find("--type: got \"q5_1\""), std::string::npos)
+      << wrong_type.err;
+}
+
 // grpc.health.v1.Health/Check (the whole server) through a generic stub:
 // the health protos are not generated in this tree, so the empty request
 // and the response (field 1: the ServingStatus enum, SERVING = 1) are

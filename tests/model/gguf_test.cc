@@ -19,6 +19,7 @@
 #include "kernels/model/gguf_writer.h"
 #include "kernels/model/model.h"
 #include "kernels/model/quantize.h"
+#include "kernels/model/quantize_model.h"
 #include "kernels/model/synth.h"
 #include "kernels/quant.h"
 #include "tests/model/model_fixture.h"
@@ -856,6 +857,132 @@ TEST(GgufModelTest, SynthesizedModelThroughGgufKeepsEveryWeight) {
       }
     }
   }
+}
+
+// --- Model::Load of GGUF files and `model quantize` -------------------------
+
+// The tiny preset synthesised into dir/hf, with a tokenizer file to copy.
+std::unique_ptr<Model> SynthTiny(const fixture::TempDir& dir) {
+  StatusOr<ModelConfig> preset = SynthPreset("tiny");
+  EXPECT_TRUE(preset.ok());
+  SynthOptions so;
+  so.seed = 3;
+  const std::string hf = dir.File("hf");
+  EXPECT_TRUE(SynthesizeModel(*preset, so, hf).ok());
+  fixture::WriteText(hf + "/tokenizer.json", "{\"model\": {}}");
+  StatusOr<std::unique_ptr<Model>> m = Model::Load(hf);
+  EXPECT_TRUE(m.ok()) << m.status().ToString();
+  return m.ok() ? std::move(*m) : nullptr;
+}
+
+TEST(GgufLoadTest, AFileOrTheOneGgufInADirectoryLoads) {
+  fixture::TempDir dir;
+  const std::unique_ptr<Model> hf = SynthTiny(dir);
+  ASSERT_NE(hf, nullptr);
+  const std::string q = dir.File("q");
+  std::filesystem::create_directories(q);
+  StatusOr<QuantizeResult> r =
+      QuantizeModelDir(dir.File("hf"), DType::kQ8_0, q + "/m.gguf");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->copied, std::vector<std::string>{"tokenizer.json"});
+  EXPECT_EQ(r->tensors, int64_t(hf->tensors().size()));
+  EXPECT_EQ(fixture::ReadText(q + "/tokenizer.json"), "{\"model\": {}}");
+
+  StatusOr<std::unique_ptr<Model>> by_file = Model::Load(q + "/m.gguf");
+  ASSERT_TRUE(by_file.ok()) << by_file.status().ToString();
+  EXPECT_EQ((*by_file)->dir(), q);
+  EXPECT_EQ((*by_file)->source(), q + "/m.gguf");
+  EXPECT_TRUE((*by_file)->config() == hf->config());
+  EXPECT_FALSE((*by_file)->digest().from_cache);
+  // The quantized model is another model: another digest.
+  EXPECT_NE((*by_file)->digest().root, hf->digest().root);
+  EXPECT_EQ((*by_file)->block(0).q_proj.dtype, DType::kQ8_0);
+  EXPECT_EQ((*by_file)->block(0).input_norm.dtype, DType::kF32);
+  // The cache is the file's own, and the next load reads it.
+  EXPECT_TRUE(std::filesystem::exists(q + "/" + GgufDigestCacheName("m.gguf")));
+  StatusOr<std::unique_ptr<Model>> by_dir = Model::Load(q);
+  ASSERT_TRUE(by_dir.ok()) << by_dir.status().ToString();
+  EXPECT_TRUE((*by_dir)->digest().from_cache);
+  EXPECT_EQ((*by_dir)->digest().root, (*by_file)->digest().root);
+  LoadOptions verify;
+  verify.verify_digest = true;
+  StatusOr<std::unique_ptr<Model>> verified = Model::Load(q, verify);
+  ASSERT_TRUE(verified.ok()) << verified.status().ToString();
+  EXPECT_EQ((*verified)->digest().root, (*by_file)->digest().root);
+
+  // The digest changes with any weight byte: flip one in the file (the
+  // cache is keyed by size and mtime, so --verify-style re-hashing sees it).
+  {
+    const std::string path = q + "/m.gguf";
+    std::string bytes = fixture::ReadText(path);
+    bytes[bytes.size() - 1] = char(bytes[bytes.size() - 1] ^ 1);
+    fixture::WriteText(path, bytes);
+  }
+  LoadOptions fresh;
+  fresh.write_digest_cache = false;
+  std::filesystem::remove(q + "/" + GgufDigestCacheName("m.gguf"));
+  StatusOr<std::unique_ptr<Model>> flipped = Model::Load(q, fresh);
+  ASSERT_TRUE(flipped.ok()) << flipped.status().ToString();
+  EXPECT_NE((*flipped)->digest().root, (*by_file)->digest().root);
+}
+
+TEST(GgufLoadTest, AmbiguousOrWrongPathsNameTheProblem) {
+  fixture::TempDir dir;
+  ASSERT_NE(SynthTiny(dir), nullptr);
+  const std::string q = dir.File("q");
+  std::filesystem::create_directories(q);
+  ASSERT_TRUE(
+      QuantizeModelDir(dir.File("hf"), DType::kQ4_0, q + "/a.gguf").ok());
+  ASSERT_TRUE(
+      QuantizeModelDir(dir.File("hf"), DType::kQ8_0, q + "/b.gguf").ok());
+  Status s = Model::Load(q).status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(),
+              HasSubstr("2 GGUF files (a.gguf, b.gguf); pass one"));
+  s = Model::Load(q + "/tokenizer.json").status();
+  EXPECT_THAT(s.message(), HasSubstr("a file that is not a .gguf"));
+  // A directory with config.json is a Hugging Face model, GGUF or not.
+  ASSERT_TRUE(QuantizeModelDir(dir.File("hf"), DType::kQ4_0,
+                               dir.File("hf") + "/model.gguf")
+                  .ok());
+  StatusOr<std::unique_ptr<Model>> hf = Model::Load(dir.File("hf"));
+  ASSERT_TRUE(hf.ok());
+  EXPECT_EQ((*hf)->block(0).q_proj.dtype, DType::kBF16);
+  // An empty directory: config.json's error, as before GGUF.
+  std::filesystem::create_directories(dir.File("empty"));
+  EXPECT_THAT(Model::Load(dir.File("empty")).status().message(),
+              HasSubstr("config.json"));
+}
+
+TEST(GgufLoadTest, QuantizeRefusesWhatItCannotDoAndKeepsNoWrongTokenizer) {
+  fixture::TempDir dir;
+  ASSERT_NE(SynthTiny(dir), nullptr);
+  const std::string hf = dir.File("hf");
+  EXPECT_EQ(QuantTypeFromName("Q4_K"), DType::kQ4_K);
+  EXPECT_EQ(QuantTypeFromName("q6_k"), DType::kQ6_K);
+  EXPECT_EQ(QuantTypeFromName("bf16"), std::nullopt);
+  EXPECT_EQ(QuantTypeFromName("q5_1"), std::nullopt);
+  EXPECT_THAT(
+      QuantizeModelDir(hf, DType::kBF16, dir.File("x.gguf")).status().message(),
+      HasSubstr("type: BF16, want one of q8_0"));
+  EXPECT_THAT(
+      QuantizeModelDir(hf, DType::kQ4_0, dir.File("x.bin")).status().message(),
+      HasSubstr("must end in .gguf"));
+  ASSERT_TRUE(QuantizeModelDir(hf, DType::kQ4_0, dir.File("x.gguf")).ok());
+  EXPECT_THAT(
+      QuantizeModelDir(dir.File("x.gguf"), DType::kQ4_0, dir.File("y.gguf"))
+          .status()
+          .message(),
+      HasSubstr("already a GGUF file"));
+  // Another model's tokenizer beside the output is refused, not replaced.
+  const std::string other = dir.File("other");
+  std::filesystem::create_directories(other);
+  fixture::WriteText(other + "/tokenizer.json", "{\"other\": 1}");
+  const Status s =
+      QuantizeModelDir(hf, DType::kQ4_0, other + "/m.gguf").status();
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("already exists and differs"));
+  EXPECT_EQ(fixture::ReadText(other + "/tokenizer.json"), "{\"other\": 1}");
 }
 
 }  // namespace
