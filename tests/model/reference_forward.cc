@@ -1,5 +1,7 @@
 // The float64 reference forward: a self-contained safetensors reader and the
-// transformers Llama math in double, sums taken in index order.
+// transformers Llama math in double, sums taken in index order; and, for
+// quantized models, the weights of a loaded kernels::model::Model
+// (RefModelFromModel) with optional int8 activations.
 #include "tests/model/reference_forward.h"
 
 #include <algorithm>
@@ -13,6 +15,10 @@
 #include <sstream>
 #include <stdexcept>
 #include <utility>
+
+#include "kernels/dtype.h"
+#include "kernels/model/model.h"
+#include "kernels/quant.h"
 
 namespace layerproof::testing {
 namespace {
@@ -320,6 +326,56 @@ std::vector<double> Linear(const std::vector<double>& x, int64_t rows,
   return y;
 }
 
+// The rows of x[rows][in] as the engine's int8 activations represent them
+// (docs/determinism.md §3.12 "Activations", in double): per unit of 32,
+// d = max |x| / 127 and each x_i -> q_i * d with q_i = clamp(round_half_even(
+// x_i / d), -127, 127). `in` is a multiple of 32 (a quantized matrix's row).
+std::vector<double> QuantizeActivations(const std::vector<double>& x,
+                                        int64_t rows, int64_t in) {
+  constexpr int64_t kUnit = 32;
+  if (in % kUnit != 0) {
+    throw std::invalid_argument("activation row of " + std::to_string(in) +
+                                " elements is not a whole number of units");
+  }
+  std::vector<double> y(rows * in);
+  for (int64_t u = 0; u < rows * in; u += kUnit) {
+    double a = 0.0;
+    bool finite = true;
+    for (int64_t i = 0; i < kUnit; ++i) {
+      finite = finite && std::isfinite(x[u + i]);
+      a = std::max(a, std::fabs(x[u + i]));
+    }
+    const double d = a / 127.0;
+    for (int64_t i = 0; i < kUnit; ++i) {
+      if (!finite) {
+        y[u + i] = std::nan("");
+      } else if (d == 0.0) {
+        y[u + i] = 0.0;
+      } else {
+        // nearbyint in the default rounding mode: half to even.
+        const double q =
+            std::clamp(std::nearbyint(x[u + i] / d), -127.0, 127.0);
+        y[u + i] = q * d;
+      }
+    }
+  }
+  return y;
+}
+
+// Linear, with the input quantized first when the matrix was quantized and
+// the options ask for it.
+std::vector<double> MaybeQuantLinear(const RefForwardOptions& options,
+                                     bool quantized,
+                                     const std::vector<double>& x, int64_t rows,
+                                     int64_t in, const std::vector<double>& w,
+                                     const std::vector<double>& b,
+                                     int64_t out) {
+  if (!options.quantize_activations || !quantized) {
+    return Linear(x, rows, in, w, b, out);
+  }
+  return Linear(QuantizeActivations(x, rows, in), rows, in, w, b, out);
+}
+
 // x[t] / sqrt(mean(x[t]^2) + eps) * weight, per row.
 std::vector<double> RmsNorm(const std::vector<double>& x, int64_t rows,
                             int64_t dim, const std::vector<double>& weight,
@@ -339,6 +395,7 @@ std::vector<double> RmsNorm(const std::vector<double>& x, int64_t rows,
 // not null, appends every one from the embeddings on.
 std::vector<double> RunBlocks(const RefModel& m,
                               const std::vector<int32_t>& tokens,
+                              const RefForwardOptions& options,
                               std::vector<std::vector<double>>* states) {
   const RefConfig& c = m.config;
   const int64_t T = static_cast<int64_t>(tokens.size());
@@ -359,9 +416,12 @@ std::vector<double> RunBlocks(const RefModel& m,
   for (const RefBlock& b : m.blocks) {
     const std::vector<double> x =
         RmsNorm(h, T, H, b.input_norm, c.rms_norm_eps);
-    std::vector<double> q = Linear(x, T, H, b.wq, b.bq, nq * D);
-    std::vector<double> k = Linear(x, T, H, b.wk, b.bk, nkv * D);
-    const std::vector<double> v = Linear(x, T, H, b.wv, b.bv, nkv * D);
+    std::vector<double> q =
+        MaybeQuantLinear(options, b.quantized.wq, x, T, H, b.wq, b.bq, nq * D);
+    std::vector<double> k =
+        MaybeQuantLinear(options, b.quantized.wk, x, T, H, b.wk, b.bk, nkv * D);
+    const std::vector<double> v =
+        MaybeQuantLinear(options, b.quantized.wv, x, T, H, b.wv, b.bv, nkv * D);
     // Qwen3: each head of q and k is RMS-normalised over head_dim first.
     if (!b.q_norm.empty()) q = RmsNorm(q, T * nq, D, b.q_norm, c.rms_norm_eps);
     if (!b.k_norm.empty()) k = RmsNorm(k, T * nkv, D, b.k_norm, c.rms_norm_eps);
@@ -400,16 +460,20 @@ std::vector<double> RunBlocks(const RefModel& m,
         }
       }
     }
-    const std::vector<double> o = Linear(attn, T, nq * D, b.wo, b.bo, H);
+    const std::vector<double> o = MaybeQuantLinear(
+        options, b.quantized.wo, attn, T, nq * D, b.wo, b.bo, H);
     for (int64_t i = 0; i < T * H; ++i) h[i] += o[i];
     const std::vector<double> x2 =
         RmsNorm(h, T, H, b.post_norm, c.rms_norm_eps);
-    std::vector<double> gate = Linear(x2, T, H, b.w_gate, b.b_gate, I);
-    const std::vector<double> up = Linear(x2, T, H, b.w_up, b.b_up, I);
+    std::vector<double> gate = MaybeQuantLinear(options, b.quantized.w_gate, x2,
+                                                T, H, b.w_gate, b.b_gate, I);
+    const std::vector<double> up = MaybeQuantLinear(
+        options, b.quantized.w_up, x2, T, H, b.w_up, b.b_up, I);
     for (int64_t i = 0; i < T * I; ++i) {
       gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
     }
-    const std::vector<double> down = Linear(gate, T, I, b.w_down, b.b_down, H);
+    const std::vector<double> down = MaybeQuantLinear(
+        options, b.quantized.w_down, gate, T, I, b.w_down, b.b_down, H);
     for (int64_t i = 0; i < T * H; ++i) h[i] += down[i];
     if (states) states->push_back(h);
   }
@@ -515,20 +579,156 @@ void RefApplyRope(const std::vector<double>& inv_freq, int64_t pos, double* x,
 }
 
 std::vector<std::vector<double>> RefHiddenStates(
-    const RefModel& m, const std::vector<int32_t>& tokens) {
+    const RefModel& m, const std::vector<int32_t>& tokens,
+    const RefForwardOptions& options) {
   std::vector<std::vector<double>> states;
-  RunBlocks(m, tokens, &states);
+  RunBlocks(m, tokens, options, &states);
   return states;
 }
 
 std::vector<double> RefForwardLogits(const RefModel& m,
-                                     const std::vector<int32_t>& tokens) {
+                                     const std::vector<int32_t>& tokens,
+                                     const RefForwardOptions& options) {
   const RefConfig& c = m.config;
   const int64_t T = static_cast<int64_t>(tokens.size());
-  const std::vector<double> h = RunBlocks(m, tokens, nullptr);
+  const std::vector<double> h = RunBlocks(m, tokens, options, nullptr);
   const std::vector<double> x =
       RmsNorm(h, T, c.hidden_size, m.final_norm, c.rms_norm_eps);
-  return Linear(x, T, c.hidden_size, m.Head(), {}, c.vocab_size);
+  return MaybeQuantLinear(options, m.head_quantized, x, T, c.hidden_size,
+                          m.Head(), {}, c.vocab_size);
+}
+
+std::unique_ptr<RefModel> RefModelFromModel(const kernels::model::Model& model,
+                                            std::string* error) {
+  namespace km = kernels::model;
+  using kernels::DType;
+  const km::ModelConfig& mc = model.config();
+  auto m = std::make_unique<RefModel>();
+  RefConfig& c = m->config;
+  c.hidden_size = mc.hidden_size;
+  c.intermediate_size = mc.intermediate_size;
+  c.num_layers = mc.num_layers;
+  c.num_heads = mc.num_heads;
+  c.num_kv_heads = mc.num_kv_heads;
+  c.head_dim = mc.head_dim;
+  c.vocab_size = mc.vocab_size;
+  c.rms_norm_eps = mc.rms_norm_eps;
+  c.rope_theta = mc.rope_theta;
+  c.tie_word_embeddings = mc.tie_word_embeddings;
+  if (mc.rope_scaling.type == kernels::RopeScaling::Type::kLlama3) {
+    c.llama3_rope = true;
+    c.rope_factor = mc.rope_scaling.factor;
+    c.low_freq_factor = mc.rope_scaling.low_freq_factor;
+    c.high_freq_factor = mc.rope_scaling.high_freq_factor;
+    c.original_max_positions =
+        static_cast<double>(mc.rope_scaling.original_max_positions);
+  }
+  // Widens view `t` (absent: data == nullptr, left empty) to double after
+  // checking its shape; *quantized says whether it was block-quantized.
+  auto widen = [&](const km::TensorView& t, const std::vector<int64_t>& shape,
+                   std::vector<double>* out, bool* quantized = nullptr) {
+    if (t.data == nullptr) return true;
+    if (t.shape != shape) {
+      *error =
+          model.source() + ": tensor " + t.name + " has an unexpected shape";
+      return false;
+    }
+    int64_t numel = 1;
+    for (int64_t d : shape) numel *= d;
+    const int64_t cols = shape.back(), rows = numel / cols;
+    out->resize(numel);
+    if (quantized) *quantized = kernels::IsBlockQuantized(t.dtype);
+    if (!kernels::IsBlockQuantized(t.dtype)) {
+      for (int64_t i = 0; i < numel; ++i) {
+        (*out)[i] = kernels::LoadAsFloat(t.data, t.dtype, i);
+      }
+      return true;
+    }
+    if (shape.size() != 2 || cols % kernels::BlockElems(t.dtype) != 0 ||
+        static_cast<uint64_t>(rows * kernels::RowBytes(t.dtype, cols)) !=
+            t.bytes) {
+      *error = model.source() + ": tensor " + t.name +
+               " is not a whole number of blocks per row";
+      return false;
+    }
+    const int64_t row_bytes = kernels::RowBytes(t.dtype, cols);
+    std::vector<float> row(cols);
+    for (int64_t r = 0; r < rows; ++r) {
+      kernels::quant::DequantizeRow(t.dtype, t.data + r * row_bytes, cols,
+                                    row.data());
+      for (int64_t i = 0; i < cols; ++i) (*out)[r * cols + i] = row[i];
+    }
+    return true;
+  };
+  const int64_t H = c.hidden_size, I = c.intermediate_size, V = c.vocab_size;
+  const int64_t q_dim = c.num_heads * c.head_dim;
+  const int64_t kv_dim = c.num_kv_heads * c.head_dim;
+  bool embed_quantized = false;
+  bool ok = widen(model.embed_tokens(), {V, H}, &m->embed, &embed_quantized) &&
+            widen(model.final_norm(), {H}, &m->final_norm);
+  // A tied head is the embedding table itself; leave lm_head empty then.
+  if (ok && model.lm_head().data != model.embed_tokens().data) {
+    ok = widen(model.lm_head(), {V, H}, &m->lm_head, &m->head_quantized);
+  } else {
+    m->head_quantized = embed_quantized;
+  }
+  m->blocks.resize(c.num_layers);
+  for (int64_t l = 0; ok && l < c.num_layers; ++l) {
+    const km::BlockWeights& w = model.block(l);
+    RefBlock& b = m->blocks[l];
+    RefBlock::Quantized& q = b.quantized;
+    ok = widen(w.input_norm, {H}, &b.input_norm) &&
+         widen(w.post_norm, {H}, &b.post_norm) &&
+         widen(w.q_proj, {q_dim, H}, &b.wq, &q.wq) &&
+         widen(w.k_proj, {kv_dim, H}, &b.wk, &q.wk) &&
+         widen(w.v_proj, {kv_dim, H}, &b.wv, &q.wv) &&
+         widen(w.o_proj, {H, q_dim}, &b.wo, &q.wo) &&
+         widen(w.q_bias, {q_dim}, &b.bq) && widen(w.k_bias, {kv_dim}, &b.bk) &&
+         widen(w.v_bias, {kv_dim}, &b.bv) &&
+         widen(w.q_norm, {c.head_dim}, &b.q_norm) &&
+         widen(w.k_norm, {c.head_dim}, &b.k_norm) &&
+         widen(w.gate_proj, {I, H}, &b.w_gate, &q.w_gate) &&
+         widen(w.up_proj, {I, H}, &b.w_up, &q.w_up) &&
+         widen(w.down_proj, {H, I}, &b.w_down, &q.w_down);
+  }
+  if (!ok) return nullptr;
+  return m;
+}
+
+void LogitComparison::Add(const double* got, const double* want,
+                          int64_t positions, int64_t vocab) {
+  for (int64_t t = 0; t < positions; ++t) {
+    const double* g = got + t * vocab;
+    const double* w = want + t * vocab;
+    double diff2 = 0.0, norm2 = 0.0;
+    for (int64_t i = 0; i < vocab; ++i) {
+      diff2 += (g[i] - w[i]) * (g[i] - w[i]);
+      norm2 += w[i] * w[i];
+    }
+    const double rel = std::sqrt(diff2 / norm2);
+    sum_rel_err_ += rel;
+    // A NaN error counts as the worst (std::max would drop it).
+    if (!(rel <= max_rel_err_)) max_rel_err_ = rel;
+    const int64_t top_g = std::max_element(g, g + vocab) - g;
+    const int64_t top_w = std::max_element(w, w + vocab) - w;
+    if (top_g == top_w) ++top1_agree_;
+    rel_errs_.push_back(rel);
+    ++positions_;
+  }
+}
+
+double LogitComparison::median_rel_err() const {
+  if (rel_errs_.empty()) return 0.0;
+  std::vector<double> v = rel_errs_;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+double LogitComparison::share_within(double bound) const {
+  if (rel_errs_.empty()) return 0.0;
+  int64_t n = 0;
+  for (double e : rel_errs_) n += e <= bound ? 1 : 0;
+  return static_cast<double>(n) / static_cast<double>(rel_errs_.size());
 }
 
 }  // namespace layerproof::testing
