@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The CUDA backend on a GPU machine: build the kernels alone, check them bit
-# for bit against the scalar reference, and time them; then the model
-# runtime on the GPU: the engine tests (their every-backend suites include
-# cuda when a device is present), a forward pass whose layer hashes must equal
-# the ref backend's, a generate timing line, and bench/model_bench when it
-# can be built. Needs only nvcc, cmake, a C++ compiler and the header-only
+# for bit against the scalar reference (float and block-quantized weights),
+# and time them; then the model runtime on the GPU: the engine tests (their
+# every-backend suites include cuda when a device is present), a forward pass
+# whose layer hashes must equal the ref backend's (and the same for the
+# model quantized to Q4_K when the CLI has `model quantize`), a generate
+# timing line, and bench/model_bench when it can be built. Needs only nvcc, cmake, a C++ compiler and the header-only
 # nlohmann-json: no gRPC, RocksDB, Abseil or OpenBLAS. Without nlohmann-json
 # installed, run scripts/gpu-deps.sh where it is and bring .gpu-deps/ along.
 # GoogleTest is used when its sources are in /usr/src/googletest; without
@@ -85,8 +86,8 @@ TESTS=OFF
 TARGETS=(layerproof_gpu_check layerproof)
 if [[ -f /usr/src/googletest/CMakeLists.txt ]]; then
   TESTS=ON
-  TARGETS+=(cuda_test cross_backend_test golden_test model_engine_test
-            model_reference_test)
+  TARGETS+=(cuda_test cross_backend_test quant_test golden_test
+            model_engine_test model_reference_test)
 else
   echo "gpu-check: /usr/src/googletest absent: GoogleTest suites skipped," \
        "layerproof_gpu_check runs the checks"
@@ -143,6 +144,9 @@ if [[ "${TESTS}" == ON ]]; then
   step cuda_test 90 "$(bin cuda_test)" --gtest_brief=1
   step cross_backend_test:cuda 90 "$(bin cross_backend_test)" \
     --gtest_brief=1 --gtest_filter='*cuda*'
+  # The block-quantized GEMM and embedding (docs/determinism.md §3.12).
+  step quant_test:cuda 90 "$(bin quant_test)" \
+    --gtest_brief=1 --gtest_filter='*cuda*:QuantArgsTest.*'
   step golden_test:cuda 60 "$(bin golden_test)" \
     --gtest_brief=1 --gtest_filter='*cuda*:GoldenFileTest.*'
   # The engine on every backend this machine has (cuda included) and against
@@ -193,6 +197,20 @@ if step model_synth:small 60 "${LP}" model synth --preset small --seed 1 \
     "${MODEL_DIR}" "${OUT_DIR}" "${TOKENS}"
   step generate:cuda 60 "${LP}" generate --model "${MODEL_DIR}" \
     --prompt-ids 1,2,3,4,5 --max-tokens 64 --backend cuda
+  # The same model in GGUF Q4_K blocks: the quantized GEMMs (and embedding,
+  # when the table is quantized) through the model runtime on the GPU.
+  if "${LP}" model --help 2>&1 | grep -q quantize; then
+    QMODEL="${ABS_BUILD_DIR}/model-small-seed1-q4_k.gguf"
+    mkdir -p "${OUT_DIR}/q4_k"
+    if step model_quantize:q4_k 60 "${LP}" model quantize --type q4_k \
+         --out "${QMODEL}" "${MODEL_DIR}"; then
+      # shellcheck disable=SC2016  # $@ expands in the inner shell
+      step forward:cuda=ref:q4_k 120 bash -c 'forward_compare "$@"' _ \
+        "${LP}" "${QMODEL}" "${OUT_DIR}/q4_k" "${TOKENS}"
+    fi
+  else
+    echo "gpu-check: this CLI has no 'model quantize': quantized forward skipped"
+  fi
 fi
 
 if [[ "${BENCH}" == ON ]] &&

@@ -1,11 +1,14 @@
 #include "kernels/cuda/cross_check.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <utility>
 
 #include "kernels/golden.h"
+#include "kernels/quant.h"
 #include "kernels/ref/rope_table.h"
 
 namespace layerproof::kernels {
@@ -41,7 +44,127 @@ std::string Format(const char* fmt, Args... args) {
   return buf;
 }
 
+const char* QuantScalesName(QuantScales s) {
+  switch (s) {
+    case QuantScales::kSane:
+      return "sane";
+    case QuantScales::kSomeZero:
+      return "some-zero";
+    case QuantScales::kExtreme:
+      return "extreme";
+    case QuantScales::kRandomBits:
+      return "random-bits";
+  }
+  return "?";
+}
+
+// Offsets of the fp16 scales inside one stored block.
+std::vector<size_t> ScaleOffsets(DType t) {
+  switch (t) {
+    case DType::kQ4_K:
+      return {0, 2};
+    case DType::kQ6_K:
+      return {208};
+    default:
+      return {0};
+  }
+}
+
+// m rows of k activations for the quantized GEMM (see CheckQuantGemmShape).
+std::vector<float> QuantActivations(uint32_t seed, int64_t m, int64_t k,
+                                    bool specials) {
+  constexpr int64_t kUnit = quant::kUnit;
+  std::vector<float> x = GoldenFloats(seed, m * k, 2.0f, false);
+  std::mt19937_64 rng(seed ^ 0x51554E54u);
+  const int64_t units = k / kUnit;
+  for (int64_t u = 0; u < m * units; ++u) {
+    float* e = x.data() + u * kUnit;
+    switch (rng() % 8) {
+      case 0:  // a zero unit (signed zeros)
+        for (int64_t i = 0; i < kUnit; ++i) e[i] *= 0.0f;
+        break;
+      case 1: {  // magnitudes 2^-100 .. 2^99
+        const float f = std::ldexp(1.0f, int(rng() % 200) - 100);
+        for (int64_t i = 0; i < kUnit; ++i) e[i] *= f;
+        break;
+      }
+      case 2: {  // exact ties: d = s, x_i / d = integer + 1/2
+        const float f = std::ldexp(1.0f, int(rng() % 40) - 20);
+        e[0] = 127.0f * f;
+        for (int64_t i = 1; i < kUnit; ++i) {
+          e[i] = (float(i - 16) + 0.5f) * f;
+        }
+        break;
+      }
+      case 3:  // subnormal units: d rounds to 2^-149 and q clamps at 127
+        for (int64_t i = 0; i < kUnit; ++i) {
+          e[i] = std::ldexp(float(i % 2 ? 6 * i : -6 * i), -149);
+        }
+        break;
+      case 4:  // so small that d underflows to +0
+        for (int64_t i = 0; i < kUnit; ++i) {
+          e[i] = std::ldexp(float(i % 60), -149);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  if (!specials) return x;
+  const float kFinite[] = {-0.0f, std::numeric_limits<float>::denorm_min(),
+                           -1e-40f, 3.4e38f, -3.4e38f};
+  for (int64_t r = 0; r < m; ++r) {
+    float* row = x.data() + r * k;
+    row[rng() % k] = kFinite[rng() % 5];
+    row[rng() % k] = kFinite[rng() % 5];
+    // Two rows of three get a non-finite unit: all their outputs are NaN.
+    const int64_t kind = (r + seed) % 3;
+    if (kind == 0) row[rng() % k] = std::numeric_limits<float>::quiet_NaN();
+    if (kind == 1) {
+      row[rng() % k] = rng() % 2 ? INFINITY : -INFINITY;
+    }
+  }
+  return x;
+}
+
 }  // namespace
+
+StoredMatrix QuantMatrix(uint32_t seed, int64_t rows, int64_t cols, DType dtype,
+                         QuantScales scales) {
+  StoredMatrix m;
+  m.dtype = dtype;
+  m.rows = rows;
+  m.cols = cols;
+  m.bytes.resize(static_cast<size_t>(rows * RowBytes(dtype, cols)));
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i < m.bytes.size(); i += 8) {
+    const uint64_t v = rng();
+    for (size_t j = 0; j < 8 && i + j < m.bytes.size(); ++j) {
+      m.bytes[i + j] = static_cast<unsigned char>(v >> (8 * j));
+    }
+  }
+  if (scales == QuantScales::kRandomBits) return m;
+  std::uniform_real_distribution<float> uniform(1e-3f, 0.1f);
+  const uint16_t kExtreme[] = {0x7C00, 0xFC00, 0x7E01, 0x0003,
+                               0x8001, 0x7BFF, 0x8000, 0x0000};
+  const int64_t blocks =
+      static_cast<int64_t>(m.bytes.size()) / BlockBytes(dtype);
+  for (int64_t b = 0; b < blocks; ++b) {
+    int s = 0;
+    for (size_t off : ScaleOffsets(dtype)) {
+      float v = uniform(rng);
+      if (rng() % 2) v = -v;
+      uint16_t h = FloatToF16(v);
+      if (scales == QuantScales::kSomeZero && b % 4 == 3) h = 0;
+      if (scales == QuantScales::kExtreme && b % 3 == 1) {
+        h = kExtreme[(b / 3 + s) % 8];
+      }
+      std::memcpy(&m.bytes[size_t(b * BlockBytes(dtype)) + off], &h, 2);
+      ++s;
+    }
+  }
+  return m;
+}
 
 StoredMatrix StoreMatrix(const std::vector<float>& values, int64_t rows,
                          int64_t cols, DType dtype) {
@@ -305,6 +428,128 @@ CrossCheckResult CheckArgmaxShape(Backend& b, Backend& ref, uint32_t seed,
   return r;
 }
 
+CrossCheckResult CheckQuantGemmShape(Backend& b, Backend& ref, uint32_t seed,
+                                     int64_t m, int64_t k, int64_t n,
+                                     DType dtype, bool bias, QuantScales scales,
+                                     bool specials) {
+  const std::vector<float> x = QuantActivations(seed, m, k, specials);
+  const StoredMatrix w = QuantMatrix(seed + 1, n, k, dtype, scales);
+  const std::vector<float> bv =
+      bias ? GoldenFloats(seed + 2, n, 0.5f, false) : std::vector<float>();
+  return CheckGemm(
+      b, ref,
+      Format("qgemm %s m=%lld k=%lld n=%lld%s scales=%s%s seed=%u",
+             DTypeName(dtype).data(), (long long)m, (long long)k, (long long)n,
+             bias ? " bias" : "", QuantScalesName(scales),
+             specials ? " specials" : "", seed),
+      x, m, w, bv);
+}
+
+CrossCheckResult CheckQuantEmbeddingShape(Backend& b, Backend& ref,
+                                          uint32_t seed, int64_t vocab,
+                                          int64_t dim, int64_t n_ids,
+                                          DType dtype) {
+  CrossCheckResult r =
+      Start(Format("qembedding %s vocab=%lld dim=%lld ids=%lld seed=%u",
+                   DTypeName(dtype).data(), (long long)vocab, (long long)dim,
+                   (long long)n_ids, seed));
+  const StoredMatrix t =
+      QuantMatrix(seed, vocab, dim, dtype, QuantScales::kRandomBits);
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> ids(n_ids);
+  for (int32_t& id : ids) id = static_cast<int32_t>(rng() % vocab);
+  std::vector<float> got(n_ids * dim), want(n_ids * dim);
+  if (Failed(r, b.Embedding(t.view(), ids.data(), n_ids, got.data()),
+             b.name().data()) ||
+      Failed(r, ref.Embedding(t.view(), ids.data(), n_ids, want.data()),
+             "ref")) {
+    return r;
+  }
+  CompareBits(got, want, r);
+  return r;
+}
+
+CrossCheckResult CheckQuantShapeRefused(Backend& b, Backend& ref, DType dtype,
+                                        int64_t cols) {
+  CrossCheckResult r = Start(Format("qgemm-refused %s cols=%lld",
+                                    DTypeName(dtype).data(), (long long)cols));
+  // More bytes than any reading of two such rows could touch.
+  const std::vector<unsigned char> bytes(
+      static_cast<size_t>(2 * (cols / 32 + 8) * BlockBytes(dtype)), 0);
+  const WeightView w{bytes.data(), dtype, 2, cols};
+  for (Backend* be : {&b, &ref}) {
+    ++r.elements;
+    const auto packed = be->PackWeights(w);
+    const bool refused =
+        !packed.ok() &&
+        packed.status().code() == StatusCode::kInvalidArgument &&
+        packed.status().message().find("w.cols") != std::string::npos;
+    if (!refused && r.mismatches++ == 0) {
+      r.first_mismatch =
+          std::string(be->name()) + ": " +
+          (packed.ok() ? std::string("accepted") : packed.status().ToString());
+    }
+  }
+  return r;
+}
+
+namespace {
+
+// The quantized cases of RunCrossChecks, from their own generator so that the
+// float cases' shapes for a seed stay what they were. Every block format in
+// turn; m <= 8 and m > 8, k of 1 to 257 blocks, n with and without tails.
+void AppendQuantCrossChecks(Backend& b, Backend& ref,
+                            const CrossCheckOptions& options,
+                            std::vector<CrossCheckResult>& out) {
+  std::mt19937_64 rng(options.seed * 0x9E3779B97F4A7C15ull + 0x5155414Eull);
+  auto pick = [&](std::initializer_list<int64_t> values) {
+    return *(values.begin() + rng() % values.size());
+  };
+  auto seed = [&] { return static_cast<uint32_t>(rng() & 0xFFFFFF); };
+  const DType kQuant[] = {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K,
+                          DType::kQ6_K};
+  for (int c = 0; c < 2 * options.cases_per_op; ++c) {
+    const DType dt = kQuant[c % 4];
+    const bool k_quant = BlockElems(dt) == 256;
+    const int64_t k =
+        k_quant ? 256 * pick({1, 2, 3, 5, 9, 16})
+                : 32 * pick({1, 2, 7, 8, 9, 31, 32, 33, 100, 129, 257});
+    out.push_back(CheckQuantGemmShape(
+        b, ref, seed(), pick({1, 1, 2, 3, 4, 5, 8, 9, 17, 33}), k,
+        pick({1, 7, 8, 9, 31, 33, 64, 100, 257}), dt, rng() % 2 == 0,
+        QuantScales(rng() % 4), rng() % 2 == 0));
+    out.push_back(CheckQuantEmbeddingShape(b, ref, seed(), pick({1, 20, 300}),
+                                           BlockElems(dt) * pick({1, 2, 5}),
+                                           pick({1, 7, 40}), dt));
+  }
+  for (DType dt : kQuant) {
+    out.push_back(CheckQuantShapeRefused(b, ref, dt, BlockElems(dt) + 16));
+    if (BlockElems(dt) == 256) {
+      out.push_back(CheckQuantShapeRefused(b, ref, dt, 288));
+    }
+  }
+  if (options.large) {
+    // Llama-sized decode and prefill, many chunks, and a 4096-chunk tree.
+    out.push_back(CheckQuantGemmShape(b, ref, seed(), 1, 4096, 4096,
+                                      DType::kQ4_0, false, QuantScales::kSane,
+                                      false));
+    out.push_back(CheckQuantGemmShape(b, ref, seed(), 1, 14336, 300,
+                                      DType::kQ4_K, true, QuantScales::kSane,
+                                      false));
+    out.push_back(CheckQuantGemmShape(b, ref, seed(), 20, 70016, 33,
+                                      DType::kQ8_0, true, QuantScales::kExtreme,
+                                      true));
+    out.push_back(CheckQuantGemmShape(b, ref, seed(), 70, 4096, 300,
+                                      DType::kQ6_K, false,
+                                      QuantScales::kSomeZero, false));
+    out.push_back(CheckQuantGemmShape(b, ref, seed(), 3, int64_t{1} << 20, 2,
+                                      DType::kQ4_0, true, QuantScales::kSane,
+                                      true));
+  }
+}
+
+}  // namespace
+
 std::vector<CrossCheckResult> RunCrossChecks(Backend& b, Backend& ref,
                                              const CrossCheckOptions& options) {
   std::mt19937_64 rng(options.seed);
@@ -361,6 +606,7 @@ std::vector<CrossCheckResult> RunCrossChecks(Backend& b, Backend& ref,
         CheckAttentionShape(b, ref, seed(), 1, 5000, 8, 2, 128, true));
     out.push_back(CheckAttentionShape(b, ref, seed(), 300, 0, 4, 1, 64, false));
   }
+  AppendQuantCrossChecks(b, ref, options, out);
   return out;
 }
 

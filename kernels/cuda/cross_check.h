@@ -42,6 +42,21 @@ struct StoredMatrix {
 StoredMatrix StoreMatrix(const std::vector<float>& values, int64_t rows,
                          int64_t cols, DType dtype);
 
+// How QuantMatrix sets the fp16 scales (d, and dmin for Q4_K) of each block.
+enum class QuantScales {
+  kSane,        // uniform in [1e-3, 0.1), either sign
+  kSomeZero,    // sane, with every 4th block's scales +0
+  kExtreme,     // sane, with every 3rd block's scales one of +-inf, NaN,
+                // +-subnormal, 65504, -0 or +0 in turn
+  kRandomBits,  // as the random bytes fell: every fp16 kind
+};
+
+// A rows x cols matrix in block format `dtype` (kernels/quant.h; cols a
+// multiple of BlockElems(dtype)): seeded random block bytes, scales per
+// `scales`.
+StoredMatrix QuantMatrix(uint32_t seed, int64_t rows, int64_t cols, DType dtype,
+                         QuantScales scales);
+
 // Compares two output vectors bit for bit into `r`.
 void CompareBits(const std::vector<float>& got, const std::vector<float>& want,
                  CrossCheckResult& r);
@@ -83,6 +98,26 @@ CrossCheckResult CheckEmbeddingShape(Backend& b, Backend& ref, uint32_t seed,
 CrossCheckResult CheckArgmaxShape(Backend& b, Backend& ref, uint32_t seed,
                                   int64_t rows, int64_t n, bool specials);
 
+// Block-quantized GEMM (docs/determinism.md §3.12): QuantMatrix weights;
+// activations whose units differ in magnitude by up to 2^100, with zero
+// units, units whose scale is subnormal (q clamps at 127), units of exact
+// rounding ties, and with `specials` ±0, subnormals and ±3.4e38 in every row
+// and a NaN or ±inf unit in two rows of three (their outputs are NaN).
+CrossCheckResult CheckQuantGemmShape(Backend& b, Backend& ref, uint32_t seed,
+                                     int64_t m, int64_t k, int64_t n,
+                                     DType dtype, bool bias, QuantScales scales,
+                                     bool specials);
+// Embedding of a block-quantized table (kRandomBits scales: NaN and inf
+// rows included).
+CrossCheckResult CheckQuantEmbeddingShape(Backend& b, Backend& ref,
+                                          uint32_t seed, int64_t vocab,
+                                          int64_t dim, int64_t n_ids,
+                                          DType dtype);
+// PackWeights of a `dtype` matrix whose cols is not a whole number of
+// blocks: both backends must refuse it with InvalidArgument naming w.cols.
+CrossCheckResult CheckQuantShapeRefused(Backend& b, Backend& ref, DType dtype,
+                                        int64_t cols);
+
 struct CrossCheckOptions {
   uint64_t seed = 1;
   int cases_per_op = 6;
@@ -91,7 +126,8 @@ struct CrossCheckOptions {
 };
 
 // Random shapes for every op (tails, K not a multiple of 256, both GEMM
-// paths, prefill and decode attention, special values).
+// paths, prefill and decode attention, special values), and the quantized
+// GEMM and embedding in every block format.
 std::vector<CrossCheckResult> RunCrossChecks(Backend& b, Backend& ref,
                                              const CrossCheckOptions& options);
 

@@ -17,12 +17,6 @@
 namespace layerproof::kernels::cuda {
 namespace {
 
-Status QuantUnimplemented(const char* op) {
-  return Status(StatusCode::kUnimplemented,
-                std::string(op) +
-                    ": block-quantized weights are not supported on CUDA");
-}
-
 // Memory the pool keeps for reuse across ops instead of returning it to the
 // driver at every synchronisation.
 constexpr uint64_t kPoolKeepBytes = uint64_t{1} << 30;
@@ -58,15 +52,22 @@ class CudaBackend final : public Backend {
   StatusOr<std::unique_ptr<PackedWeights>> PackWeightsImpl(
       const WeightView& w) override {
     LP_RETURN_IF_ERROR(Enter());
-    if (IsBlockQuantized(w.dtype)) return QuantUnimplemented("PackWeights");
     const GemmLayout layout = MakeGemmLayout(w.rows, w.cols, w.dtype);
-    std::vector<unsigned char> packed(static_cast<size_t>(layout.bytes));
-    PackGemmWeights(w, packed.data());
+    const size_t bytes = static_cast<size_t>(layout.bytes);
+    // Block-quantized rows travel as stored (gemm_layout.h); float weights
+    // are packed into column groups first.
+    std::vector<unsigned char> packed;
+    const void* src = w.data;
+    if (!IsBlockQuantized(w.dtype)) {
+      packed.resize(bytes);
+      PackGemmWeights(w, packed.data());
+      src = packed.data();
+    }
     LP_ASSIGN_OR_RETURN(DeviceMemory memory,
-                        AllocateDeviceMemory(packed.size(), device_));
-    LP_CUDA_RETURN_IF_ERROR(cudaMemcpy(memory.get(), packed.data(),
-                                       packed.size(), cudaMemcpyHostToDevice),
-                            "PackWeights upload");
+                        AllocateDeviceMemory(bytes, device_));
+    LP_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(memory.get(), src, bytes, cudaMemcpyHostToDevice),
+        "PackWeights upload");
     return std::unique_ptr<PackedWeights>(
         new CudaPackedWeights(layout, std::move(memory)));
   }
@@ -184,9 +185,9 @@ class CudaBackend final : public Backend {
   Status EmbeddingImpl(const WeightView& table, const int32_t* ids,
                        int64_t n_ids, float* y) override {
     LP_RETURN_IF_ERROR(Enter());
-    if (IsBlockQuantized(table.dtype)) return QuantUnimplemented("Embedding");
     // Only the looked-up rows travel: output row r reads gathered row r.
-    const size_t row_bytes = Bytes(table.cols, DTypeSize(table.dtype));
+    const size_t row_bytes =
+        static_cast<size_t>(RowBytes(table.dtype, table.cols));
     std::vector<unsigned char> rows(Bytes(n_ids, row_bytes));
     const auto* src = static_cast<const unsigned char*>(table.data);
     for (int64_t r = 0; r < n_ids; ++r) {

@@ -24,6 +24,8 @@
 //    end of every chunk they are pushed on a per-thread stack and folded by
 //    the halving tree's post-order merges (TreeMergesAfterLeaf), so the tree
 //    streams with at most log2(chunks) + 1 live partials per output.
+//
+// Block-quantized weights (§3.12) go to quant_gemm.cu, whatever the path.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -32,6 +34,7 @@
 #include "kernels/cuda/internal/cuda_status.h"
 #include "kernels/cuda/internal/dtype.cuh"
 #include "kernels/cuda/internal/grid.h"
+#include "kernels/cuda/internal/quant_gemm.h"
 #include "kernels/cuda/internal/reduction.cuh"
 #include "kernels/cuda/launch.h"
 #include "kernels/ref/reduction.h"
@@ -338,6 +341,9 @@ Status LaunchTyped(const float* x, int64_t m, const DeviceGemmWeights& w,
 }  // namespace
 
 size_t GemmScratchBytes(int64_t m, const GemmLayout& layout, GemmPath path) {
+  if (IsBlockQuantized(layout.dtype)) {
+    return QuantGemmScratchBytes(m, layout.k);
+  }
   if (Resolve(m, layout, path) != GemmPath::kSplitK || Chunks(layout) == 1) {
     return 0;
   }
@@ -353,6 +359,9 @@ Status LaunchGemm(const float* x, int64_t m, const DeviceGemmWeights& w,
     return InvalidArgument("LaunchGemm: scratch: got " +
                            std::to_string(scratch_bytes) +
                            " bytes, want >= " + std::to_string(need));
+  }
+  if (IsBlockQuantized(w.layout.dtype)) {
+    return LaunchQuantGemm(x, m, w, bias, y, scratch, scratch_bytes, stream);
   }
   path = Resolve(m, w.layout, path);
   auto* partial = static_cast<float*>(scratch);

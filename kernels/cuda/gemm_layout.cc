@@ -9,6 +9,11 @@ GemmLayout MakeGemmLayout(int64_t n, int64_t k, DType dtype) {
   l.n = n;
   l.k = k;
   l.dtype = dtype;
+  if (IsBlockQuantized(dtype)) {
+    l.row_bytes = RowBytes(dtype, k);
+    l.bytes = n * l.row_bytes;
+    return l;
+  }
   l.vec_elems = kGemmVecBytes / DTypeSize(dtype);
   l.n_groups = (n + kGemmGroupCols - 1) / kGemmGroupCols;
   l.k_vecs = (k + l.vec_elems - 1) / l.vec_elems;
@@ -18,10 +23,14 @@ GemmLayout MakeGemmLayout(int64_t n, int64_t k, DType dtype) {
 
 void PackGemmWeights(const WeightView& w, void* packed) {
   const GemmLayout l = MakeGemmLayout(w.rows, w.cols, w.dtype);
-  const int size = DTypeSize(w.dtype);
   auto* out = static_cast<unsigned char*>(packed);
-  std::memset(out, 0, static_cast<size_t>(l.bytes));
   const auto* in = static_cast<const unsigned char*>(w.data);
+  if (IsBlockQuantized(w.dtype)) {
+    std::memcpy(out, in, static_cast<size_t>(l.bytes));  // rows as stored
+    return;
+  }
+  const int size = DTypeSize(w.dtype);
+  std::memset(out, 0, static_cast<size_t>(l.bytes));
   const int64_t row_bytes = l.k * size;
   for (int64_t j = 0; j < l.n; ++j) {
     const int64_t g = j / kGemmGroupCols;

@@ -4,11 +4,14 @@
 //
 //   layerproof_gpu_check [--quick] [--no-timing] [--seed N]
 //
-// 1. Golden vectors (kernels/golden.h): every case on ref and on cuda; the
-//    two hashes must be equal, and equal to the embedded golden file's hash
-//    where the file has one.
+// 1. Golden vectors (kernels/golden.h): every case on ref and on cuda, the
+//    block-quantized GEMM and embedding cases included; the two hashes must
+//    be equal, and equal to the embedded golden file's hash where the file
+//    has one.
 // 2. Cross-checks (kernels/cuda/cross_check.h): random shapes of every op,
-//    cuda against ref, bit for bit.
+//    cuda against ref, bit for bit; the quantized GEMM (qgemm) and embedding
+//    (qembedding) in every block format, and the refusal of a K that is not
+//    a whole number of blocks (qgemm-refused).
 // 3. Timings (kernels/cuda/gpu_timing.h), informational.
 // Exit status 0 when 1 and 2 pass, 1 on a mismatch or error, 2 when there is
 // no usable CUDA device.

@@ -6,6 +6,7 @@
 #endif
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -111,6 +112,13 @@ std::string Fmt(const char* f, double a, double b = 0) {
   return buf;
 }
 
+// "bf16", "q4_0", ...
+std::string LowerName(DType t) {
+  std::string s(DTypeName(t));
+  for (char& c : s) c = static_cast<char>(std::tolower(c));
+  return s;
+}
+
 }  // namespace
 
 Status RunGpuTimings(std::FILE* out, bool quick) {
@@ -151,16 +159,19 @@ Status RunGpuTimings(std::FILE* out, bool quick) {
   cublasHandle_t blas = owner.get();
 #endif
 
-  // Decode GEMV: weight bytes / time against the read bandwidth.
+  // Decode GEMV: weight bytes / time against the read bandwidth. The
+  // block-quantized weights are random bytes (any fp16 scales): the kernels
+  // have no data-dependent branches, so the bits do not change the time.
   struct GemvShape {
     int64_t n, k;
     DType dtype;
   };
-  const GemvShape gemvs[] = {{4096, 4096, DType::kBF16},
-                             {14336, 4096, DType::kBF16},
-                             {4096, 14336, DType::kBF16},
-                             {128256, 4096, DType::kBF16},
-                             {4096, 4096, DType::kF32}};
+  const GemvShape gemvs[] = {
+      {4096, 4096, DType::kBF16},  {14336, 4096, DType::kBF16},
+      {4096, 14336, DType::kBF16}, {128256, 4096, DType::kBF16},
+      {4096, 4096, DType::kF32},   {4096, 4096, DType::kQ8_0},
+      {4096, 4096, DType::kQ4_0},  {14336, 4096, DType::kQ4_0},
+      {4096, 14336, DType::kQ4_K}, {4096, 4096, DType::kQ6_K}};
   for (const GemvShape& g : gemvs) {
     const GemmLayout l = MakeGemmLayout(g.n, g.k, g.dtype);
     LP_ASSIGN_OR_RETURN(DeviceMemory w, Filled(l.bytes, 2));
@@ -175,9 +186,12 @@ Status RunGpuTimings(std::FILE* out, bool quick) {
                         scratch_bytes, s);
     };
     LP_ASSIGN_OR_RETURN(double ms, timer.Time(gemv, 3, reps));
-    const double bytes = static_cast<double>(g.n) * g.k * DTypeSize(g.dtype);
+    const double bytes =
+        IsBlockQuantized(g.dtype)
+            ? static_cast<double>(l.bytes)
+            : static_cast<double>(g.n) * g.k * DTypeSize(g.dtype);
     const double gbs = bytes / ms / 1e6;
-    Row row{std::string("gemv ") + (g.dtype == DType::kF32 ? "f32" : "bf16"),
+    Row row{"gemv " + LowerName(g.dtype),
             "m=1 n=" + std::to_string(g.n) + " k=" + std::to_string(g.k),
             Fmt("%.1f us %.0f GB/s", ms * 1e3, gbs),
             Fmt("read BW %.0f GB/s", read_gbs),
@@ -204,20 +218,23 @@ Status RunGpuTimings(std::FILE* out, bool quick) {
   }
 
   // Prefill GEMM.
-  for (DType dt : {DType::kF32, DType::kBF16}) {
+  for (DType dt : {DType::kF32, DType::kBF16, DType::kQ4_0}) {
     const int64_t m = 512, n = 4096, k = 4096;
     const GemmLayout l = MakeGemmLayout(n, k, dt);
     LP_ASSIGN_OR_RETURN(DeviceMemory w, Filled(l.bytes, 5));
     LP_ASSIGN_OR_RETURN(DeviceMemory x, Filled(m * k * 4, 6));
     LP_ASSIGN_OR_RETURN(DeviceMemory y, AllocateDeviceMemory(m * n * 4, 0));
+    const size_t scratch_bytes = GemmScratchBytes(m, l);
+    LP_ASSIGN_OR_RETURN(DeviceMemory scratch,
+                        AllocateDeviceMemory(scratch_bytes, 0));
     const DeviceGemmWeights dw{w.get(), l};
     auto gemm = [&] {
-      return LaunchGemm(F(x), m, dw, nullptr, F(y), nullptr, 0, s);
+      return LaunchGemm(F(x), m, dw, nullptr, F(y), scratch.get(),
+                        scratch_bytes, s);
     };
     LP_ASSIGN_OR_RETURN(double ms, timer.Time(gemm, 2, quick ? 3 : 10));
     const double flops = 2.0 * m * n * k;
-    Row row{std::string("gemm ") + (dt == DType::kF32 ? "f32" : "bf16"),
-            "m=512 n=4096 k=4096",
+    Row row{"gemm " + LowerName(dt), "m=512 n=4096 k=4096",
             Fmt("%.2f ms %.1f TFLOP/s", ms, flops / ms / 1e9), "-", "-"};
 #ifdef LAYERPROOF_HAVE_CUBLAS
     if (blas != nullptr && dt == DType::kF32) {

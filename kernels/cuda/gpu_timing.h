@@ -1,5 +1,6 @@
-// GPU timings for layerproof_gpu_check: the decode GEMV, prefill GEMM and
-// attention kernels of kernels/cuda/launch.h, each next to a peer measured in
+// GPU timings for layerproof_gpu_check: the decode GEMV (float and
+// block-quantized weights), prefill GEMM and attention kernels of
+// kernels/cuda/launch.h, each next to a peer measured in
 // the same run: cuBLAS (sgemv / sgemm, fp32) when the build has it, and
 // always the device's measured memory bandwidth (a streaming read kernel and
 // cudaMemcpy device-to-device). cudaEvent timing, warm-up first, mean over

@@ -39,17 +39,24 @@ struct DeviceGemmWeights {
   GemmLayout layout;
 };
 
-// Which GEMM kernel runs. kAuto: the split-K GEMV for m <= 8 (decode), the
-// register-tiled kernel otherwise. Forcing one is for tests and benchmarks;
-// every path gives the same bits.
+// Which GEMM kernel runs for float weights. kAuto: the split-K GEMV for
+// m <= 8 (decode), the register-tiled kernel otherwise. Forcing one is for
+// tests and benchmarks; every path gives the same bits. Block-quantized
+// weights have one kernel (quant_gemm.cu) and ignore the path.
 enum class GemmPath { kAuto, kSplitK, kTiled };
 
-// Scratch bytes LaunchGemm needs for this shape and path (0 if none).
+// Scratch bytes LaunchGemm needs for this shape and path (0 if none). For
+// block-quantized weights it is the quantized activations (about m * k * 1.4
+// bytes), never 0.
 size_t GemmScratchBytes(int64_t m, const GemmLayout& layout,
                         GemmPath path = GemmPath::kAuto);
 
-// y[m][n] = ChunkTree_k(x[m][k] * W[n][k]) (+ bias[n]), §3.1. bias may be
-// null. scratch holds at least GemmScratchBytes(m, w.layout, path) bytes.
+// y[m][n] = ChunkTree_k(x[m][k] * W[n][k]) (+ bias[n]), §3.1, or for
+// block-quantized weights the integer-unit GEMM of §3.12 (x is quantized
+// per 32-element unit into scratch first). bias may be null. scratch holds
+// at least GemmScratchBytes(m, w.layout, path) bytes; for block-quantized
+// weights, scratch and w.data must be 16-byte aligned (cudaMalloc and pool
+// memory are).
 Status LaunchGemm(const float* x, int64_t m, const DeviceGemmWeights& w,
                   const float* bias, float* y, void* scratch,
                   size_t scratch_bytes, cudaStream_t stream,
@@ -89,7 +96,9 @@ Status LaunchSoftmax(const float* x, int64_t rows, int64_t n, float* y,
 Status LaunchAdd(const float* a, const float* b, int64_t n, float* y,
                  cudaStream_t stream);
 
-// §3.9: y[r][:] = table[ids[r]][:] widened; table: [rows][dim] of dtype.
+// §3.9: y[r][:] = table[ids[r]][:] widened; table: [rows][dim] of dtype
+// (for a block-quantized dtype, rows of RowBytes(dtype, dim) bytes as stored,
+// dequantized per §3.12; dim a multiple of the block).
 Status LaunchEmbedding(const void* table, DType dtype, int64_t dim,
                        const int32_t* ids, int64_t n_ids, float* y,
                        cudaStream_t stream);

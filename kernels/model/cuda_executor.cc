@@ -156,7 +156,9 @@ StatusOr<WeightView> CheckedView(std::string_view op, const TensorView& t) {
   w.rows = t.shape.size() == 2 ? t.shape[0] : 1;
   w.cols = t.shape.back();
   LP_RETURN_IF_ERROR(CheckWeights(op, t.name, w));
-  const uint64_t want = uint64_t(w.rows * w.cols) * DTypeSize(w.dtype);
+  // Whole rows: a block-quantized row is its blocks (CheckWeights has
+  // refused a row that is not whole blocks).
+  const uint64_t want = uint64_t(w.rows) * uint64_t(RowBytes(w.dtype, w.cols));
   if (t.bytes != 0 && t.bytes != want) {
     return BadArgument(op, t.name,
                        std::to_string(t.bytes) + " bytes, want " +
@@ -324,7 +326,8 @@ class CudaExecutor final : public Executor {
   StatusOr<std::unique_ptr<Vector>> PrepareVector(
       const TensorView& v) override {
     LP_ASSIGN_OR_RETURN(const WeightView view, CheckedView("PrepareVector", v));
-    const size_t bytes = Bytes(view.rows * view.cols, DTypeSize(view.dtype));
+    const size_t bytes =
+        Bytes(view.rows, size_t(RowBytes(view.dtype, view.cols)));
     std::lock_guard<std::mutex> lock(mu_);
     LP_RETURN_IF_ERROR(Enter());
     LP_ASSIGN_OR_RETURN(DeviceMemory memory,
