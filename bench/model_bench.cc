@@ -31,6 +31,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,6 +45,7 @@
 #include "kernels/model/engine.h"
 #include "kernels/model/executor.h"
 #include "kernels/model/model.h"
+#include "kernels/model/quantize_model.h"
 #include "kernels/model/synth.h"
 
 namespace layerproof::bench {
@@ -62,13 +64,17 @@ struct Options {
   int64_t prefill = 512;  // prefill prompt length
   int64_t bw_bytes = int64_t{2} << 30;
   int bw_passes = 5;
+  std::string quant;  // --quant q4_0: bf16 against that GGUF instead
 };
 
 void Usage() {
   std::fprintf(stderr,
                "usage: model_bench [--preset tiny|small|medium] [--quick]\n"
                "  [--model-dir DIR] [--threads N] [--reps N] [--steps N]\n"
-               "  [--batch N] [--prefill N]\n");
+               "  [--batch N] [--prefill N] [--quant q8_0|q4_0|q4_k|q6_k]\n"
+               "  --quant: decode and prefill of the model against its GGUF\n"
+               "  in that type (written once beside the model), same run, no\n"
+               "  OpenBLAS\n");
 }
 
 bool ParseArgs(int argc, char** argv, Options* o) {
@@ -92,6 +98,8 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->batch = std::max(1, std::atoi(v));
     } else if (const char* v = args.Value("--prefill")) {
       o->prefill = std::max(2, std::atoi(v));
+    } else if (const char* v = args.Value("--quant")) {
+      o->quant = v;
     } else {
       return false;
     }
@@ -375,6 +383,69 @@ std::string Gflops(double rate, double flops_per_run, int64_t tokens) {
   return buf;
 }
 
+// --quant: the bf16 model against its GGUF in o.quant, both on the default
+// backend, taking turns: decode at batch 1 and prefill, each against its
+// own roofline (the bytes its weights take).
+int RunQuant(const Options& o, const km::Model& bf16, double bw) {
+  const std::optional<kernels::DType> type = km::QuantTypeFromName(o.quant);
+  if (!type) Die("--quant", "want one of " + std::string(km::kQuantTypeNames));
+  const std::string gguf = bf16.dir() + "-" + o.quant + "/model.gguf";
+  if (!std::filesystem::exists(gguf)) {
+    std::filesystem::create_directories(bf16.dir() + "-" + o.quant);
+    std::fprintf(stderr, "quantizing into %s ...\n", gguf.c_str());
+    Must(km::QuantizeModelDir(bf16.dir(), *type, gguf), "model quantize");
+  }
+  std::unique_ptr<km::Model> q = Must(km::Model::Load(gguf), "load GGUF");
+  kernels::Backend* backend = Must(kernels::DefaultBackend(), "backend");
+  backend->SetThreads(o.threads);
+  km::EngineOptions eo;
+  eo.max_step_rows = std::max<int64_t>(1024, o.prefill);
+  auto ex_bf16 = Must(km::MakeExecutor(backend), "executor");
+  auto ex_q = Must(km::MakeExecutor(backend), "executor");
+  auto e_bf16 = Must(km::Engine::Create(bf16, ex_bf16.get(), eo), "Engine");
+  auto e_q = Must(km::Engine::Create(*q, ex_q.get(), eo), "Engine");
+  Rates b_b1, q_b1, b_pre, q_pre;
+  for (int rep = 0; rep <= o.reps; ++rep) {
+    const double a = EngineDecodeOnce(*e_bf16, o, 1, rep);
+    const double b = EngineDecodeOnce(*e_q, o, 1, rep);
+    const double c = EnginePrefillOnce(*e_bf16, o, rep);
+    const double d = EnginePrefillOnce(*e_q, o, rep);
+    if (rep == 0) continue;  // warm-up
+    b_b1.v.push_back(a);
+    q_b1.v.push_back(b);
+    b_pre.v.push_back(c);
+    q_pre.v.push_back(d);
+  }
+  const int64_t bytes_bf16 = WeightBytesPerToken(bf16);
+  const int64_t bytes_q = WeightBytesPerToken(*q);
+  const double flops = PrefillFlops(bf16.config(), o.prefill);
+  std::printf(
+      "\nweights read per decode step: %.1f MB bf16, %.1f MB %s; read "
+      "bandwidth %.2f GB/s; rooflines %.2f and %.2f tokens/s\n\n",
+      bytes_bf16 / 1e6, bytes_q / 1e6, o.quant.c_str(), bw / 1e9,
+      bw / bytes_bf16, bw / bytes_q);
+  const std::string bn =
+      "LayerProof (" + std::string(backend->name()) + ", bf16)";
+  const std::string qn =
+      "LayerProof (" + std::string(backend->name()) + ", " + o.quant + " GGUF)";
+  const std::string pre = "prefill " + std::to_string(o.prefill);
+  std::printf(
+      "| workload | contender | tokens/s (best) | tokens/s (median) | of "
+      "roofline (best) | %s / bf16 (best / median) |\n|---|---|---|---|---|---|"
+      "\n",
+      o.quant.c_str());
+  Row("decode, batch 1", bn, b_b1, Percent(b_b1.best(), bw / bytes_bf16), "—");
+  Row("decode, batch 1", qn, q_b1, Percent(q_b1.best(), bw / bytes_q),
+      Ratio(q_b1, b_b1));
+  Row(pre.c_str(), bn, b_pre, Gflops(b_pre.best(), flops, o.prefill), "—");
+  Row(pre.c_str(), qn, q_pre, Gflops(q_pre.best(), flops, o.prefill),
+      Ratio(q_pre, b_pre));
+  std::printf("\ndecode batch 1: %s %.2fx bf16 (target >= 2.5x: %s)\n",
+              o.quant.c_str(), q_b1.best() / b_b1.best(),
+              q_b1.best() / b_b1.best() >= 2.5 ? "met" : "NOT met");
+  return 0;
+}
+
 int Run(const Options& o) {
   const std::string load_start = LoadAverage();
   std::printf(
@@ -392,6 +463,7 @@ int Run(const Options& o) {
   std::unique_ptr<km::Model> model =
       Must(LoadOrSynthesize(o.preset, dir), "--preset");
   const km::ModelConfig& c = model->config();
+  if (!o.quant.empty()) return RunQuant(o, *model, bw_start);
   const int64_t bytes = WeightBytesPerToken(*model);
   std::printf(
       "model %s: hidden %lld, %lld layers, %lld heads / %lld KV heads, FFN "
