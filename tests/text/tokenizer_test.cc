@@ -231,7 +231,9 @@ std::vector<std::string> Split(
   StatusOr<internal::Regex> re = internal::Regex::Compile(pattern);
   EXPECT_TRUE(re.ok()) << re.status().ToString();
   std::vector<internal::Match> m;
-  if (re.ok()) EXPECT_TRUE(re->FindAll(text, &m).ok());
+  if (re.ok()) {
+    EXPECT_TRUE(re->FindAll(text, &m).ok());
+  }
   std::vector<std::string_view> views =
       internal::SplitPieces(text, m, invert, behavior);
   return std::vector<std::string>(views.begin(), views.end());
