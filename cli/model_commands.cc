@@ -18,6 +18,7 @@
 #include "kernels/model/quantize_model.h"
 #include "kernels/model/synth.h"
 #if LAYERPROOF_WITH_TEXT
+#include "text/gguf_tokenizer.h"
 #include "text/model_text.h"
 #include "text/synthetic_tokenizer.h"
 #endif
@@ -235,8 +236,9 @@ std::string WithoutTrailingReplacement(std::string text) {
   return text;
 }
 
-kernels::StatusOr<PromptCodec> MakePromptCodec(const Flags& flags,
-                                               const std::string& model_dir) {
+kernels::StatusOr<PromptCodec> MakePromptCodec(
+    const Flags& flags, const std::string& model_dir,
+    const std::string& model_source) {
   PromptCodec codec;
   if (flags.Has("--prompt-ids")) {
     std::string error;
@@ -251,8 +253,17 @@ kernels::StatusOr<PromptCodec> MakePromptCodec(const Flags& flags,
     return codec;
   }
 #if LAYERPROOF_WITH_TEXT
-  LP_ASSIGN_OR_RETURN(std::shared_ptr<const text::ModelText> t,
-                      text::ModelText::Load(model_dir));
+  // tokenizer.json beside the model wins; else a GGUF's metadata.
+  LP_ASSIGN_OR_RETURN(std::unique_ptr<text::ModelText> loaded_text,
+                      text::LoadModelTextFor(model_dir, model_source));
+  if (loaded_text == nullptr) {
+    return kernels::Status(kernels::StatusCode::kNotFound,
+                           model_dir + "/tokenizer.json: not found, and " +
+                               model_source +
+                               " has no tokenizer.ggml.* metadata; use "
+                               "--prompt-ids");
+  }
+  std::shared_ptr<const text::ModelText> t = std::move(loaded_text);
   if (flags.Has("--chat")) {
     text::ChatInput chat;
     if (flags.Has("--system")) {
@@ -277,6 +288,7 @@ kernels::StatusOr<PromptCodec> MakePromptCodec(const Flags& flags,
   return codec;
 #else
   (void)model_dir;
+  (void)model_source;
   return kernels::Status(kernels::StatusCode::kUnimplemented,
                          "--prompt: this build has no tokenizer (text/ needs "
                          "Oniguruma and utf8proc); use --prompt-ids");
@@ -316,8 +328,10 @@ int RunGenerate(const std::vector<std::string>& args) {
                            static_cast<int>(*threads), /*full_context=*/false,
                            /*progress=*/true);
   if (!loaded.ok()) return Fail(loaded.status());
-  // The tokenizer lives in the model directory (a GGUF file's directory).
-  auto codec = MakePromptCodec(flags, loaded->model->dir());
+  // The tokenizer lives in the model directory (a GGUF file's directory),
+  // or in the GGUF file's metadata.
+  auto codec =
+      MakePromptCodec(flags, loaded->model->dir(), loaded->model->source());
   if (!codec.ok()) return Fail(codec.status());
   const std::vector<int32_t>& prompt = codec->prompt;
 

