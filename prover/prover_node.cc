@@ -8,18 +8,18 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/support/channel_arguments.h"
 #include "kernels/golden.h"
-#include "text/gguf_tokenizer.h"
-#include "text/model_text.h"
 #include "prover/batch_scheduler.h"
 #include "prover/commitment_builder.h"
 #include "prover/inference_pipeline.h"
 #include "prover/internal/services.h"
 #include "prover/journal.h"
-#include "store/commitment.h"
-#include "store/internal/str_cat.h"
 #include "rpc/structured_log.h"
 #include "rpc/task_pool.h"
+#include "store/commitment.h"
+#include "store/internal/str_cat.h"
 #include "store/status.h"
+#include "text/gguf_tokenizer.h"
+#include "text/model_text.h"
 
 namespace layerproof::prover {
 
@@ -39,8 +39,9 @@ absl::Status CheckOptions(const ProverOptions& o) {
   if (o.key == nullptr) return invalid("key: required");
   if (o.promise_window <= absl::ZeroDuration() ||
       o.promise_window > absl::Nanoseconds(store::kMaxPromiseWindowNanos)) {
-    return invalid("promise_window: want > 0 and <= 7 days "
-                   "(store::kMaxPromiseWindowNanos)");
+    return invalid(
+        "promise_window: want > 0 and <= 7 days "
+        "(store::kMaxPromiseWindowNanos)");
   }
   if (o.log_origin.empty()) {
     return invalid("log_origin: required (the log's origin line)");
@@ -201,8 +202,8 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   // fails RESOURCE_EXHAUSTED, uncommitted, rather than queueing forever).
   n.commit_pool = std::make_unique<rpc::TaskPool>(
       1, o.max_waiting_requests + size_t(o.engine.max_sequences));
-  n.opening_pool = std::make_unique<rpc::TaskPool>(o.opening_threads,
-                                                   o.max_queued_openings);
+  n.opening_pool =
+      std::make_unique<rpc::TaskPool>(o.opening_threads, o.max_queued_openings);
   PipelineConfig pc;
   pc.model = o.model;
   pc.prover_id = o.prover_id;

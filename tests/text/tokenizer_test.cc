@@ -269,8 +269,7 @@ TEST(PreTokenizeTest, Llama3Pattern) {
 TEST(PreTokenizeTest, Llama3UnicodeClasses) {
   // Letters of several scripts, fullwidth digits (\p{N}), superscript two
   // (\p{N}), emoji (neither), Devanagari signs (marks, not letters).
-  EXPECT_THAT(Split(kLlama3Re,
-                    "naïve Привет 日本語 ２０２４年 x² hi 🎉🎉! नमस्ते"),
+  EXPECT_THAT(Split(kLlama3Re, "naïve Привет 日本語 ２０２４年 x² hi 🎉🎉! नमस्ते"),
               ElementsAre("naïve", " Привет", " 日本語", " ", "２０２", "４",
                           "年", " x", "²", " hi", " 🎉🎉!", " नमस", "्त", "े"));
   // U+3000 and U+00A0 are whitespace.
@@ -308,8 +307,7 @@ TEST(PreTokenizeTest, UnicodeClassesAreTheRegexEngines) {
   // them stays one piece (hand tables once classed them "other").
   EXPECT_THAT(Split(kLlama3Re, "ᲡᲐ's x"),
               ElementsAre("ᲡᲐ", "'s", " x"));
-  EXPECT_THAT(Split(kLlama3Re, "ꦏꦐ's"),
-              ElementsAre("ꦏꦐ", "'s"));
+  EXPECT_THAT(Split(kLlama3Re, "ꦏꦐ's"), ElementsAre("ꦏꦐ", "'s"));
   // (?i) folds case by Unicode: the long s U+017F matches 's.
   EXPECT_THAT(Split(kLlama3Re, "x'ſ"), ElementsAre("x", "'ſ"));
 }

@@ -1,6 +1,7 @@
 // The CPU block-quantized GEMM/GEMV (docs/determinism.md §3.12), written once
 // against a vocabulary Q (Avx512QuantIsa in avx512_quant.cc, Avx2QuantIsa in
-// avx2_quant.cc, the NEON ones in neon_quant.cc) and instantiated there. Layout: quant_packed.h.
+// avx2_quant.cc, the NEON ones in neon_quant.cc) and instantiated there.
+// Layout: quant_packed.h.
 //
 // Every lane of a Q::VF is one output column. For each unit the vocabulary
 // gives the exact integer dot of the unit's weights with the row's quantized
