@@ -374,14 +374,12 @@ CrossCheckResult CheckAddShape(Backend& b, Backend& ref, uint32_t seed,
   return r;
 }
 
-CrossCheckResult CheckEmbeddingShape(Backend& b, Backend& ref, uint32_t seed,
-                                     int64_t vocab, int64_t dim, int64_t n_ids,
-                                     DType dtype) {
-  CrossCheckResult r = Start(Format(
-      "embedding %s vocab=%lld dim=%lld ids=%lld specials seed=%u", Name(dtype),
-      (long long)vocab, (long long)dim, (long long)n_ids, seed));
-  const StoredMatrix t = StoreMatrix(
-      GoldenFloats(seed, vocab * dim, 1.0f, true), vocab, dim, dtype);
+// Looks up n_ids random rows (drawn from `seed`) of table t on b and on ref
+// and compares the bits.
+CrossCheckResult CompareEmbedding(Backend& b, Backend& ref,
+                                  const StoredMatrix& t, uint32_t seed,
+                                  int64_t vocab, int64_t dim, int64_t n_ids,
+                                  CrossCheckResult r) {
   std::mt19937_64 rng(seed);
   std::vector<int32_t> ids(n_ids);
   for (int32_t& id : ids) id = static_cast<int32_t>(rng() % vocab);
@@ -394,6 +392,17 @@ CrossCheckResult CheckEmbeddingShape(Backend& b, Backend& ref, uint32_t seed,
   }
   CompareBits(got, want, r);
   return r;
+}
+
+CrossCheckResult CheckEmbeddingShape(Backend& b, Backend& ref, uint32_t seed,
+                                     int64_t vocab, int64_t dim, int64_t n_ids,
+                                     DType dtype) {
+  CrossCheckResult r = Start(Format(
+      "embedding %s vocab=%lld dim=%lld ids=%lld specials seed=%u", Name(dtype),
+      (long long)vocab, (long long)dim, (long long)n_ids, seed));
+  const StoredMatrix t = StoreMatrix(
+      GoldenFloats(seed, vocab * dim, 1.0f, true), vocab, dim, dtype);
+  return CompareEmbedding(b, ref, t, seed, vocab, dim, n_ids, std::move(r));
 }
 
 CrossCheckResult CheckArgmaxShape(Backend& b, Backend& ref, uint32_t seed,
@@ -455,18 +464,7 @@ CrossCheckResult CheckQuantEmbeddingShape(Backend& b, Backend& ref,
                    (long long)n_ids, seed));
   const StoredMatrix t =
       QuantMatrix(seed, vocab, dim, dtype, QuantScales::kRandomBits);
-  std::mt19937_64 rng(seed);
-  std::vector<int32_t> ids(n_ids);
-  for (int32_t& id : ids) id = static_cast<int32_t>(rng() % vocab);
-  std::vector<float> got(n_ids * dim), want(n_ids * dim);
-  if (Failed(r, b.Embedding(t.view(), ids.data(), n_ids, got.data()),
-             b.name().data()) ||
-      Failed(r, ref.Embedding(t.view(), ids.data(), n_ids, want.data()),
-             "ref")) {
-    return r;
-  }
-  CompareBits(got, want, r);
-  return r;
+  return CompareEmbedding(b, ref, t, seed, vocab, dim, n_ids, std::move(r));
 }
 
 CrossCheckResult CheckQuantShapeRefused(Backend& b, Backend& ref, DType dtype,
