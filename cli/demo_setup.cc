@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 
+#include "cli/engine_setup.h"
 #include "cli/progress.h"
 #include "kernels/dispatch.h"
 #include "kernels/model/quantize_model.h"
@@ -104,7 +105,8 @@ absl::Status EnsureDemoQuantModel(const std::string& hf_dir,
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);
   ProgressBar bar("quantizing", 1, "", quiet);
-  auto result = kernels::model::QuantizeModelDir(hf_dir, type, path);
+  std::string tokenizer_note;  // the demo's synthetic tokenizer has keys
+  auto result = QuantizeModel(hf_dir, type, path, &tokenizer_note);
   if (!result.ok()) return store::ToAbslStatus(result.status());
   bar.Update(1);
   bar.Finish(std::string(kernels::DTypeName(type)) + " into " + path);

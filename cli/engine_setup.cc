@@ -5,6 +5,9 @@
 
 #include "cli/progress.h"
 #include "kernels/dispatch.h"
+#if defined(LAYERPROOF_WITH_TEXT)
+#include "text/gguf_tokenizer_export.h"
+#endif
 
 namespace layerproof::cli {
 
@@ -60,4 +63,28 @@ StatusOr<LoadedEngine> LoadEngine(const std::string& model_dir,
                                     *e.model, e.executor.get(), options));
   return e;
 }
+StatusOr<kernels::model::QuantizeResult> QuantizeModel(
+    const std::string& model_dir, kernels::DType type,
+    const std::string& out_path, std::string* tokenizer_note) {
+  std::optional<kernels::model::GgufTokenizerKeys> keys;
+#if defined(LAYERPROOF_WITH_TEXT)
+  auto k = text::GgufTokenizerKeysFor(model_dir);
+  if (k.ok()) {
+    keys = std::move(*k);
+    tokenizer_note->clear();
+  } else if (k.status().code() == kernels::StatusCode::kUnimplemented ||
+             k.status().code() == kernels::StatusCode::kNotFound) {
+    *tokenizer_note = k.status().message();
+  } else {
+    return k.status();  // a broken tokenizer.json: the copy would be too
+  }
+#else
+  *tokenizer_note =
+      "this build has no text/ (Oniguruma, utf8proc): no tokenizer.ggml.* "
+      "keys";
+#endif
+  return kernels::model::QuantizeModelDir(model_dir, type, out_path,
+                                          std::move(keys));
+}
+
 }  // namespace layerproof::cli

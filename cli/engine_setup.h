@@ -9,6 +9,7 @@
 #include "kernels/model/engine.h"
 #include "kernels/model/executor.h"
 #include "kernels/model/model.h"
+#include "kernels/model/quantize_model.h"
 #include "kernels/status.h"
 
 namespace layerproof::cli {
@@ -39,6 +40,17 @@ kernels::StatusOr<LoadedEngine> LoadEngine(const std::string& model_dir,
                                            int threads,
                                            bool full_context = false,
                                            bool progress = false);
+
+// `model quantize` (and demo --quant): kernels::model::QuantizeModelDir,
+// writing the tokenizer into the GGUF as tokenizer.ggml.* keys
+// (text::GgufTokenizerKeysFor) when text/ is built in and llama.cpp can
+// reproduce the tokenizer, so llama.cpp loads the file too. Otherwise the
+// file has no such keys and *tokenizer_note says why (LayerProof still
+// reads the tokenizer.json copied beside it); empty when the keys were
+// written.
+kernels::StatusOr<kernels::model::QuantizeResult> QuantizeModel(
+    const std::string& model_dir, kernels::DType type,
+    const std::string& out_path, std::string* tokenizer_note);
 
 }  // namespace layerproof::cli
 

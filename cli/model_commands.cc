@@ -188,7 +188,9 @@ int Quantize(const std::vector<std::string>& args) {
                                   "\", want " + km::kQuantTypeNames);
   }
   const auto start = Clock::now();
-  auto result = km::QuantizeModelDir(args.back(), *type, flags.Get("--out"));
+  std::string tokenizer_note;
+  auto result =
+      QuantizeModel(args.back(), *type, flags.Get("--out"), &tokenizer_note);
   if (!result.ok()) return Fail(result.status());
   std::string copied;
   for (const std::string& f : result->copied) copied += " " + f;
@@ -199,6 +201,12 @@ int Quantize(const std::vector<std::string>& args) {
               double(result->bytes) / (1 << 20),
               std::chrono::duration<double>(Clock::now() - start).count(),
               copied.empty() ? "" : "; copied", copied.c_str());
+  if (tokenizer_note.empty()) {
+    std::printf(
+        "tokenizer: written as tokenizer.ggml.* (llama.cpp reads it)\n");
+  } else {
+    std::fprintf(stderr, "note: %s\n", tokenizer_note.c_str());
+  }
   return 0;
 }
 

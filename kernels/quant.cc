@@ -25,6 +25,17 @@ void Q4KScaleMin(const unsigned char* scales, int j, int32_t* sc, int32_t* mn) {
 
 }  // namespace
 
+std::vector<size_t> HalfScaleOffsets(DType t) {
+  switch (t) {
+    case DType::kQ4_K:
+      return {0, 2};
+    case DType::kQ6_K:
+      return {208};
+    default:
+      return {0};
+  }
+}
+
 void DecodeUnit(DType t, const unsigned char* row, int64_t u, WeightUnit* out) {
   *out = WeightUnit{};
   switch (t) {

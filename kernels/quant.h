@@ -26,6 +26,7 @@
 #ifndef LAYERPROOF_KERNELS_QUANT_H_
 #define LAYERPROOF_KERNELS_QUANT_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -46,6 +47,11 @@ struct WeightUnit {
   float d = 0.0f;          // widened fp16 d
   float dmin = 0.0f;       // Q4_K: widened fp16 dmin; else 0
 };
+
+// The byte offsets, within one stored block of format `t`, of its fp16
+// scales (the layouts above): Q4_K's d and dmin at 0 and 2, Q6_K's d at
+// 208, the others' d at 0. For tests and cross-checks that plant scales.
+std::vector<size_t> HalfScaleOffsets(DType t);
 
 // Decodes unit `u` of a row stored in block format `t` (u < cols / 32).
 void DecodeUnit(DType t, const unsigned char* row, int64_t u, WeightUnit* out);

@@ -48,16 +48,33 @@ fi
 
 # The peer tests' npm packages, exactly as locked. A cache whose lock file
 # equals ours and whose install finished is left alone.
+#   install_peers SRC DEST NPM_COMMAND [npm options...]
+# The lock file we ship is kept as DEST/.source-lock, since `npm install`
+# may rewrite DEST/package-lock.json.
+install_peers() {
+  local src="$1" dest="$2"
+  shift 2
+  if cmp -s "${src}/package-lock.json" "${dest}/.source-lock" &&
+     [[ -f "${dest}/.installed" ]]; then
+    echo "setup: peer npm packages present in ${dest}"
+    return
+  fi
+  echo "setup: installing the peer npm packages into ${dest}"
+  mkdir -p "${dest}"
+  rm -f "${dest}/.installed"
+  cp "${src}/package.json" "${src}/package-lock.json" "${dest}/"
+  cp "${src}/package-lock.json" "${dest}/.source-lock"
+  (cd "${dest}" && npm "$@" --no-audit --no-fund --loglevel=error)
+  touch "${dest}/.installed"
+}
 peers_src="$(cd "$(dirname "$0")/.." && pwd)/tests/peer"
 peers="${LAYERPROOF_PEER_MODULES:-${HOME}/.cache/layerproof/peers}"
-if cmp -s "${peers_src}/package-lock.json" "${peers}/package-lock.json" &&
-   [[ -f "${peers}/.installed" ]]; then
-  echo "setup: peer npm packages present in ${peers}"
-else
-  echo "setup: installing the peer npm packages into ${peers}"
-  mkdir -p "${peers}"
-  rm -f "${peers}/.installed"
-  cp "${peers_src}/package.json" "${peers_src}/package-lock.json" "${peers}/"
-  (cd "${peers}" && npm ci --no-audit --no-fund --loglevel=error)
-  touch "${peers}/.installed"
-fi
+install_peers "${peers_src}" "${peers}" ci
+# llama.cpp (node-llama-cpp's prebuilt linux-x64 CPU binaries): without its
+# optional GPU builds, and without its postinstall, which would fetch and
+# build llama.cpp from source where no prebuilt binary fits. `npm install`
+# with the lock, because npm 11's `ci` refuses a lock that omits the other
+# platforms' optional packages, and a lock that names them would not be
+# installable here.
+install_peers "${peers_src}/llama_cpp" "${peers}/llama_cpp" \
+  install --omit=optional --ignore-scripts

@@ -11,13 +11,20 @@
 #   qwen3, every metadata value type) read by @huggingface/gguf and by our
 #   reader (tests/peer/gguf_peer.mjs): names, types, dimensions, absolute
 #   data offsets and every key's value must agree.
+#   llama.cpp: llama.cpp itself (node-llama-cpp's prebuilt CPU build)
+#   loads the GGUF files our writer makes, tokenizer keys included: its
+#   tokenization equals ours, and its logits equal our engine's on the
+#   Hugging Face model to fp32 rounding (F32) or to the quantizers'
+#   activation rounding (Q8_0, Q4_0, Q4_K, Q6_K); an unpermuted control
+#   must differ (tests/peer/llama_cpp_peer.mjs).
 # Usage: scripts/test-peers.sh [BUILD_DIR] (default build); writes
-# BUILD_DIR/peer-tokenizers.json and the GGUF files in BUILD_DIR/peer-gguf/.
+# BUILD_DIR/peer-tokenizers.json, BUILD_DIR/peer-llama-cpp.json and the
+# GGUF files in BUILD_DIR/peer-gguf/ and BUILD_DIR/peer-llama-cpp/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
 peers="${LAYERPROOF_PEER_MODULES:-${HOME}/.cache/layerproof/peers}"
-if [[ ! -f "${peers}/.installed" ]]; then
+if [[ ! -f "${peers}/.installed" || ! -f "${peers}/llama_cpp/.installed" ]]; then
   echo "test-peers: no peer packages in ${peers}; run scripts/setup.sh" >&2
   exit 1
 fi
@@ -29,3 +36,8 @@ TZ=UTC node tests/peer/chat_peer.mjs --modules "${peers}" \
 rm -rf "${build}/peer-gguf"
 node tests/peer/gguf_peer.mjs --modules "${peers}" \
   --peer "${build}/tests/peer/peer_gguf" --out "${build}/peer-gguf"
+rm -rf "${build}/peer-llama-cpp"
+node tests/peer/llama_cpp_peer.mjs --modules "${peers}/llama_cpp" \
+  --peer "${build}/tests/peer/peer_llama_cpp" --layerproof "${build}/cli/layerproof" \
+  --out "${build}/peer-llama-cpp" \
+  --report "${build}/peer-llama-cpp.json"

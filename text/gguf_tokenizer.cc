@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/model/internal/file_io.h"
+#include "text/internal/gguf_families.h"
 #include "text/internal/unicode.h"
 
 namespace layerproof::text {
@@ -19,80 +20,11 @@ using Json = nlohmann::json;
 using kernels::InvalidArgument;
 using kernels::model::GgufFile;
 
-// llama.cpp's llama_token_type.
-enum TokenType : int64_t {
-  kNormal = 1,
-  kUnknown = 2,
-  kControl = 3,
-  kUserDefined = 4,
-  kUnused = 5,
-  kByte = 6,
-};
-
-// One tokenizer.ggml.pre family: the steps of that family's own
-// tokenizer.json, as its released file writes them.
-struct PreFamily {
-  const char* names[3];
-  bool ignore_merges;
-  bool default_add_bos;  // llama.cpp's default when add_bos_token is absent
-  const char* normalizer;
-  const char* pre_tokenizer;
-  const char* decoder;
-};
-
-// Llama 3 (Meta-Llama-3*): the split and ByteLevel without its regex.
-constexpr char kLlama3Pre[] =
-    R"({"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}, "behavior": "Isolated", "invert": false}, {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}]})";
-// Qwen2 / Qwen2.5 / Qwen3: single digits, NFC first.
-constexpr char kQwen2Pre[] =
-    R"({"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}, "behavior": "Isolated", "invert": false}, {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false}]})";
-// DeepSeek-V3 (and R1): three splits (the third holds literal CR LF).
-constexpr char kDeepseekV3Pre[] =
-    R"({"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}"}, "behavior": "Isolated", "invert": false}, {"type": "Split", "pattern": {"Regex": "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+"}, "behavior": "Isolated", "invert": false}, {"type": "Split", "pattern": {"Regex": "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"}, "behavior": "Isolated", "invert": false}, {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}]})";
-// GPT-4o (o200k_base).
-constexpr char kGpt4oPre[] =
-    R"({"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}, "behavior": "Removed", "invert": true}, {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}]})";
-constexpr char kByteLevelDecoder[] =
-    R"({"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true})";
-
-const PreFamily kFamilies[] = {
-    {{"llama-bpe", "llama3", "llama-v3"},
-     true,
-     true,
-     nullptr,
-     kLlama3Pre,
-     kByteLevelDecoder},
-    {{"qwen2", nullptr, nullptr},
-     false,
-     false,
-     R"({"type": "NFC"})",
-     kQwen2Pre,
-     kByteLevelDecoder},
-    {{"deepseek-v3", nullptr, nullptr},
-     false,
-     false,
-     nullptr,
-     kDeepseekV3Pre,
-     kByteLevelDecoder},
-    {{"gpt-4o", nullptr, nullptr},
-     false,
-     false,
-     nullptr,
-     kGpt4oPre,
-     kByteLevelDecoder},
-};
-
-std::string SupportedPreNames() {
-  std::string s;
-  for (const PreFamily& f : kFamilies) {
-    for (const char* n : f.names) {
-      if (n == nullptr) continue;
-      if (!s.empty()) s += ", ";
-      s += n;
-    }
-  }
-  return s;
-}
+using internal::kByte;
+using internal::kControl;
+using internal::kNormal;
+using internal::kUnused;
+using internal::kUserDefined;
 
 kernels::Status Unimplemented(std::string m) {
   return kernels::Status(kernels::StatusCode::kUnimplemented, std::move(m));
@@ -141,18 +73,13 @@ StatusOr<GgufTokenizerFiles> TokenizerFilesFromGguf(const GgufFile& g) {
   if (!g.Has("tokenizer.ggml.pre")) {
     return InvalidArgument(file +
                            ": tokenizer.ggml.pre: missing; want one of " +
-                           SupportedPreNames());
+                           internal::SupportedPreNames());
   }
   LP_ASSIGN_OR_RETURN(std::string pre, g.GetString("tokenizer.ggml.pre"));
-  const PreFamily* family = nullptr;
-  for (const PreFamily& f : kFamilies) {
-    for (const char* n : f.names) {
-      if (n != nullptr && pre == n) family = &f;
-    }
-  }
+  const internal::PreFamily* family = internal::FindPreFamily(pre);
   if (family == nullptr) {
     return Unimplemented(file + ": tokenizer.ggml.pre: got " + Quote(pre) +
-                         ", want one of " + SupportedPreNames());
+                         ", want one of " + internal::SupportedPreNames());
   }
 
   if (!g.Has("tokenizer.ggml.tokens")) {

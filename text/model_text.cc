@@ -126,6 +126,7 @@ StatusOr<std::unique_ptr<ModelText>> ModelText::FromJson(
   if (chat_template.has_value()) {
     LP_ASSIGN_OR_RETURN(ChatTemplate t, ChatTemplate::Parse(*chat_template, template_file));
     m->chat_template_ = std::move(t);
+    m->chat_template_source_ = std::move(chat_template);
   }
   return m;
 }

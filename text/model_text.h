@@ -51,6 +51,11 @@ class ModelText {
   StatusOr<std::vector<int32_t>> EncodePrompt(std::string_view text) const;
 
   bool has_chat_template() const { return chat_template_.has_value(); }
+  // The template's source text (chat_template.jinja, or the config's
+  // chat_template / its "default"), when there is one.
+  const std::optional<std::string>& chat_template_source() const {
+    return chat_template_source_;
+  }
   // The rendered chat; input.special_tokens is filled from the config.
   StatusOr<std::string> RenderChat(ChatInput input) const;
   StatusOr<std::vector<int32_t>> EncodeChat(ChatInput input) const;
@@ -70,6 +75,7 @@ class ModelText {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::map<std::string, std::string> special_tokens_;
   std::optional<ChatTemplate> chat_template_;
+  std::optional<std::string> chat_template_source_;
   std::vector<int32_t> prefix_, suffix_;
 };
 

@@ -59,17 +59,6 @@ const char* QuantScalesName(QuantScales s) {
 }
 
 // Offsets of the fp16 scales inside one stored block.
-std::vector<size_t> ScaleOffsets(DType t) {
-  switch (t) {
-    case DType::kQ4_K:
-      return {0, 2};
-    case DType::kQ6_K:
-      return {208};
-    default:
-      return {0};
-  }
-}
-
 // m rows of k activations for the quantized GEMM (see CheckQuantGemmShape).
 std::vector<float> QuantActivations(uint32_t seed, int64_t m, int64_t k,
                                     bool specials) {
@@ -151,7 +140,7 @@ StoredMatrix QuantMatrix(uint32_t seed, int64_t rows, int64_t cols, DType dtype,
       static_cast<int64_t>(m.bytes.size()) / BlockBytes(dtype);
   for (int64_t b = 0; b < blocks; ++b) {
     int s = 0;
-    for (size_t off : ScaleOffsets(dtype)) {
+    for (size_t off : quant::HalfScaleOffsets(dtype)) {
       float v = uniform(rng);
       if (rng() % 2) v = -v;
       uint16_t h = FloatToF16(v);

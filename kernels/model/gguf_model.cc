@@ -518,6 +518,57 @@ void SetConfigMetadata(const ModelConfig& c, const std::string& arch,
   }
 }
 
+// tokenizer.ggml.* from o.tokenizer, padded to the vocabulary.
+Status SetTokenizerMetadata(const ModelConfig& c, const GgufTokenizerKeys& t,
+                            const std::string& out_path, GgufWriter* w) {
+  if (t.token_types.size() != t.tokens.size()) {
+    return InvalidArgument(out_path + ": tokenizer.ggml.token_type: " +
+                           std::to_string(t.token_types.size()) +
+                           " entries, want one per token (" +
+                           std::to_string(t.tokens.size()) + ")");
+  }
+  if (int64_t(t.tokens.size()) > c.vocab_size) {
+    return InvalidArgument(out_path + ": tokenizer.ggml.tokens: " +
+                           std::to_string(t.tokens.size()) +
+                           " tokens, more than the model's vocab_size " +
+                           std::to_string(c.vocab_size));
+  }
+  if (t.add_bos && t.bos_id != c.bos_token_id) {
+    return InvalidArgument(out_path +
+                           ": tokenizer.ggml.add_bos_token: the "
+                           "tokenizer adds token " +
+                           std::to_string(t.bos_id) +
+                           ", but the config's bos_token_id is " +
+                           std::to_string(c.bos_token_id));
+  }
+  if (t.add_eos &&
+      (c.eos_token_ids.empty() || t.eos_id != c.eos_token_ids[0])) {
+    return InvalidArgument(out_path +
+                           ": tokenizer.ggml.add_eos_token: the "
+                           "tokenizer adds token " +
+                           std::to_string(t.eos_id) +
+                           ", which is not the config's first eos_token_id");
+  }
+  constexpr int32_t kUnusedToken = 5;
+  std::vector<std::string> tokens = t.tokens;
+  std::vector<int32_t> types = t.token_types;
+  for (int64_t i = int64_t(tokens.size()); i < c.vocab_size; ++i) {
+    tokens.push_back("[PAD" + std::to_string(i) + "]");
+    types.push_back(kUnusedToken);
+  }
+  w->SetString("tokenizer.ggml.model", t.model);
+  w->SetString("tokenizer.ggml.pre", t.pre);
+  w->SetStringArray("tokenizer.ggml.tokens", tokens);
+  w->SetInt32Array("tokenizer.ggml.token_type", types);
+  if (!t.merges.empty()) w->SetStringArray("tokenizer.ggml.merges", t.merges);
+  w->SetBool("tokenizer.ggml.add_bos_token", t.add_bos);
+  w->SetBool("tokenizer.ggml.add_eos_token", t.add_eos);
+  if (t.chat_template.has_value()) {
+    w->SetString("tokenizer.chat_template", *t.chat_template);
+  }
+  return OkStatus();
+}
+
 // Streams one tensor's rows (permuted for llama q/k) through QuantizeRow.
 Status WriteRows(const ModelConfig& c, const Planned& t,
                  const std::string& out_path, GgufWriter* w) {
@@ -633,6 +684,10 @@ Status WriteGgufModel(const ModelConfig& c,
   }
   GgufWriter w;
   SetConfigMetadata(c, arch, type, options, &w);
+  if (options.tokenizer.has_value()) {
+    LP_RETURN_IF_ERROR(
+        SetTokenizerMetadata(c, *options.tokenizer, out_path, &w));
+  }
   for (size_t i = 0; i < plan.size(); ++i) {
     w.Declare(plan[i].gguf, plan[i].type, plan[i].shape);
     if (i == 0 && !rope_freqs.empty()) {

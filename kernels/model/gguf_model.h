@@ -61,12 +61,35 @@ struct GgufModelParts {
 // architecture or RoPE scaling is Unimplemented.
 StatusOr<GgufModelParts> ReadGgufModel(const GgufFile& file);
 
+// A tokenizer as llama.cpp's tokenizer.ggml.* keys hold it
+// (text::GgufTokenizerKeysFor builds one from a tokenizer.json). Token ids
+// are indices; WriteGgufModel pads `tokens` to the model's vocab_size with
+// "[PADn]" tokens of type 5 (unused), as convert_hf_to_gguf.py does, and
+// refuses more tokens than vocab_size.
+struct GgufTokenizerKeys {
+  std::string model;                 // tokenizer.ggml.model, e.g. "gpt2"
+  std::string pre;                   // tokenizer.ggml.pre
+  std::vector<std::string> tokens;   // tokenizer.ggml.tokens
+  std::vector<int32_t> token_types;  // one llama_token_type per token
+  std::vector<std::string> merges;   // "left right"
+  bool add_bos = false;              // tokenizer.ggml.add_bos_token
+  bool add_eos = false;              // tokenizer.ggml.add_eos_token
+  // The tokens add_bos / add_eos add; they must be the config's
+  // bos_token_id and first eos_token_id (whose keys the file carries).
+  int32_t bos_id = -1, eos_id = -1;
+  std::optional<std::string> chat_template;  // tokenizer.chat_template
+};
+
 struct GgufExportOptions {
   std::string name = "layerproof export";  // general.name
   // A matrix whose row length is not a multiple of the type's block size is
   // written in the nearest type whose block fits (Q4_K -> Q4_0, Q6_K ->
   // Q8_0, then F16), as llama-quantize falls back; false refuses it.
   bool fallback = true;
+  // Written as tokenizer.ggml.* (and tokenizer.chat_template) when set, so
+  // that llama.cpp, which reads no tokenizer.json, loads the file too. The
+  // bos/eos ids always come from the config.
+  std::optional<GgufTokenizerKeys> tokenizer;
 };
 
 // Writes `config` and `tensors` (Hugging Face names, exactly the set

@@ -48,9 +48,9 @@ std::optional<DType> QuantTypeFromName(std::string_view name) {
   return std::nullopt;
 }
 
-StatusOr<QuantizeResult> QuantizeModelDir(const std::string& model_dir,
-                                          DType type,
-                                          const std::string& out_path) {
+StatusOr<QuantizeResult> QuantizeModelDir(
+    const std::string& model_dir, DType type, const std::string& out_path,
+    std::optional<GgufTokenizerKeys> tokenizer) {
   namespace fs = std::filesystem;
   if (!IsBlockQuantized(type)) {
     return InvalidArgument(std::string("type: ") +
@@ -73,6 +73,7 @@ StatusOr<QuantizeResult> QuantizeModelDir(const std::string& model_dir,
   GgufExportOptions options;
   options.name = fs::path(model_dir).lexically_normal().filename().string();
   if (options.name.empty() || options.name == ".") options.name = "model";
+  options.tokenizer = std::move(tokenizer);
   LP_RETURN_IF_ERROR(WriteGgufModel(*model, type, out_path, options));
 
   QuantizeResult result;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/dtype.h"
+#include "kernels/model/gguf_model.h"
 #include "kernels/status.h"
 
 namespace layerproof::kernels::model {
@@ -37,9 +38,11 @@ struct QuantizeResult {
 // tokenizer file the source has to the output's directory. A tokenizer file
 // already there is kept if identical and refused (FailedPrecondition)
 // otherwise, so a GGUF never silently gets another model's tokenizer.
-StatusOr<QuantizeResult> QuantizeModelDir(const std::string& model_dir,
-                                          DType type,
-                                          const std::string& out_path);
+// `tokenizer`, when set, is also written into the file as tokenizer.ggml.*
+// (GgufExportOptions::tokenizer), for readers without the tokenizer files.
+StatusOr<QuantizeResult> QuantizeModelDir(
+    const std::string& model_dir, DType type, const std::string& out_path,
+    std::optional<GgufTokenizerKeys> tokenizer = std::nullopt);
 
 }  // namespace layerproof::kernels::model
 

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_backends.h"
+#include "kernels/quant.h"
 #include "kernels/ref/rope_table.h"
 #include "tests/kernels/test_util.h"
 
@@ -258,17 +259,6 @@ enum class QuantWeights {
 };
 
 // Offsets of the fp16 scales inside one stored block.
-std::vector<int> HalfScaleOffsets(DType t) {
-  switch (t) {
-    case DType::kQ4_K:
-      return {0, 2};
-    case DType::kQ6_K:
-      return {208};
-    default:
-      return {0};
-  }
-}
-
 std::vector<unsigned char> QuantBlocks(std::mt19937_64& rng, DType t,
                                        int64_t rows, int64_t cols,
                                        QuantWeights mode) {
@@ -286,7 +276,7 @@ std::vector<unsigned char> QuantBlocks(std::mt19937_64& rng, DType t,
     if (mode == QuantWeights::kExtreme && rng() % 4 != 0) {
       std::memset(&bytes[off], kFills[rng() % 4], block);
     }
-    for (int s : HalfScaleOffsets(t)) {
+    for (size_t s : quant::HalfScaleOffsets(t)) {
       uint16_t h;
       if (mode == QuantWeights::kExtreme) {
         h = rng() % 3 == 0 ? FloatToF16(u(rng))
@@ -393,7 +383,7 @@ TEST_P(NeonTest, QuantLargestIntegerDots) {
       const int64_t k = 2 * 256, n = 11, m = 5;
       std::vector<unsigned char> w(size_t(n * RowBytes(t, k)), fill);
       for (size_t off = 0; off < w.size(); off += size_t(BlockBytes(t))) {
-        for (int s : HalfScaleOffsets(t)) {
+        for (size_t s : quant::HalfScaleOffsets(t)) {
           const uint16_t h = 0x3C00;  // 1
           std::memcpy(&w[off + size_t(s)], &h, 2);
         }

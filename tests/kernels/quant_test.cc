@@ -25,17 +25,6 @@ constexpr DType kBlockTypes[] = {DType::kQ8_0, DType::kQ4_0, DType::kQ4_K,
                                  DType::kQ6_K};
 
 // Offsets of the fp16 scales inside one stored block.
-std::vector<int> ScaleOffsets(DType t) {
-  switch (t) {
-    case DType::kQ4_K:
-      return {0, 2};
-    case DType::kQ6_K:
-      return {208};
-    default:
-      return {0};
-  }
-}
-
 enum class Scales {
   kRandomBits,  // every byte random: fp16 scales of every kind, NaN included
   kSane,        // scales uniform in [1e-3, 0.1)
@@ -52,7 +41,7 @@ std::vector<unsigned char> RandomBlocks(std::mt19937_64& rng, DType t,
   std::uniform_real_distribution<float> u(1e-3f, 0.1f);
   for (size_t off = 0; off < bytes.size(); off += size_t(BlockBytes(t))) {
     const bool zero = scales == Scales::kSomeZero && rng() % 4 == 0;
-    for (int s : ScaleOffsets(t)) {
+    for (size_t s : quant::HalfScaleOffsets(t)) {
       const uint16_t h = zero ? 0 : FloatToF16(u(rng));
       std::memcpy(&bytes[off + size_t(s)], &h, 2);
     }

