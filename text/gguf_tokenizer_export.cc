@@ -9,6 +9,7 @@
 #include "kernels/model/internal/file_io.h"
 #include "text/internal/bpe.h"
 #include "text/internal/gguf_families.h"
+#include "text/internal/tokenizer_spec.h"
 #include "text/internal/unicode.h"
 #include "text/model_text.h"
 
@@ -81,30 +82,17 @@ const internal::PreFamily* MatchFamily(const Json& tok) {
 StatusOr<std::string> MergeText(const Json& m, const std::string& file,
                                 size_t i) {
   const std::string where = "model.merges[" + std::to_string(i) + "]";
-  std::string left, right;
-  if (m.is_string()) {
-    const std::string s = m.get<std::string>();
-    const size_t space = s.find(' ');
-    if (space == std::string::npos) {
-      return InvalidArgument(file + ": " + where + ": want \"left right\"");
-    }
-    left = s.substr(0, space);
-    right = s.substr(space + 1);
-  } else if (m.is_array() && m.size() == 2 && m[0].is_string() &&
-             m[1].is_string()) {
-    left = m[0].get<std::string>();
-    right = m[1].get<std::string>();
-  } else {
-    return InvalidArgument(file + ": " + where +
-                           ": want a string or a pair of strings");
+  const auto sides = internal::MergeSides(m);
+  if (!sides.has_value()) {  // ModelText::Load refused it already
+    return InvalidArgument(file + ": " + where + ": want \"left right\"");
   }
-  if (left.find(' ') != std::string::npos ||
-      right.find(' ') != std::string::npos) {
+  if (sides->first.find(' ') != std::string::npos ||
+      sides->second.find(' ') != std::string::npos) {
     return Unimplemented(file, where,
                          "a side holds a space, which tokenizer.ggml.merges "
                          "cannot separate");
   }
-  return left + " " + right;
+  return sides->first + " " + sides->second;
 }
 
 // Whether ignore_merges can change an id: it only changes words that are

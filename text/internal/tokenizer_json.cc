@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "kernels/status.h"
@@ -240,9 +240,10 @@ Status Reader::Normalizer(const Json& j, const std::string& path,
   LP_RETURN_IF_ERROR(Object(j, path));
   const std::string type = Type(j);
   if (type == "Sequence") {
-    return EachOf(j, "normalizers", path, [&](const Json& s, const std::string& p) {
-      return Normalizer(s, p, out, unicode);
-    });
+    return EachOf(j, "normalizers", path,
+                  [&](const Json& s, const std::string& p) {
+                    return Normalizer(s, p, out, unicode);
+                  });
   }
   NormalizerStep step;
   if (type == "NFC" || type == "NFD" || type == "NFKC" || type == "NFKD") {
@@ -292,8 +293,8 @@ Status Reader::PreTokenizer(const Json& j, const std::string& path,
         Bool(j, "add_prefix_space", path, true, &step.add_prefix_space));
     LP_RETURN_IF_ERROR(Bool(j, "use_regex", path, true, &step.use_regex));
     if (step.use_regex) {
-      LP_RETURN_IF_ERROR(
-          CompileInto(kGpt2Pattern, path + ".use_regex", &step.pattern, unicode));
+      LP_RETURN_IF_ERROR(CompileInto(kGpt2Pattern, path + ".use_regex",
+                                     &step.pattern, unicode));
     }
   } else if (type == "Split") {
     step.type = PreTokenizerStep::Type::kSplit;
@@ -345,9 +346,10 @@ Status Reader::Decoder(const Json& j, const std::string& path,
   LP_RETURN_IF_ERROR(Object(j, path));
   const std::string type = Type(j);
   if (type == "Sequence") {
-    return EachOf(j, "decoders", path, [&](const Json& s, const std::string& p) {
-      return Decoder(s, p, out, unicode);
-    });
+    return EachOf(j, "decoders", path,
+                  [&](const Json& s, const std::string& p) {
+                    return Decoder(s, p, out, unicode);
+                  });
   }
   DecoderStep step;
   if (type == "ByteLevel") {
@@ -398,7 +400,8 @@ Status Reader::Model(const Json& model, TokenizerSpec* spec) const {
     }
   }
   for (auto [key, slot] :
-       {std::pair{"continuing_subword_prefix", &spec->continuing_subword_prefix},
+       {std::pair{"continuing_subword_prefix",
+                  &spec->continuing_subword_prefix},
         std::pair{"end_of_word_suffix", &spec->end_of_word_suffix}}) {
     if (const Json* v = Member(model, key)) {
       if (!v->is_string()) {
@@ -454,23 +457,15 @@ Status Reader::Model(const Json& model, TokenizerSpec* spec) const {
   for (size_t i = 0; i < merges->size(); ++i) {
     const Json& m = (*merges)[i];
     const std::string path = Index("model.merges", i);
-    std::string left, right;
-    if (m.is_string()) {
-      const std::string& s = m.get_ref<const std::string&>();
-      const size_t space = s.find(' ');
-      if (space == std::string::npos ||
-          s.find(' ', space + 1) != std::string::npos) {
-        return Invalid(path, "want \"left right\", got " + Quote(s));
-      }
-      left = s.substr(0, space);
-      right = s.substr(space + 1);
-    } else if (m.is_array() && m.size() == 2 && m[0].is_string() &&
-               m[1].is_string()) {
-      left = m[0].get<std::string>();
-      right = m[1].get<std::string>();
-    } else {
-      return Invalid(path, "want \"left right\" or [left, right]");
+    std::optional<std::pair<std::string, std::string>> sides = MergeSides(m);
+    if (!sides.has_value()) {
+      return Invalid(path, m.is_string()
+                               ? "want \"left right\", got " +
+                                     Quote(m.get_ref<const std::string&>())
+                               : "want \"left right\" or [left, right]");
     }
+    const std::string& left = sides->first;
+    const std::string& right = sides->second;
     // The merged token drops the right side's continuing-subword prefix,
     // as Hugging Face's BPE builder does.
     std::string merged = left;
@@ -516,10 +511,10 @@ Status Reader::AddedTokens(const Json& root, TokenizerSpec* spec) const {
         Bool(t, "normalized", path, !token.special, &token.normalized));
     LP_RETURN_IF_ERROR(Bool(t, "lstrip", path, false, &token.lstrip));
     LP_RETURN_IF_ERROR(Bool(t, "rstrip", path, false, &token.rstrip));
-    LP_RETURN_IF_ERROR(
-        Bool(t, "single_word", path, false, &token.single_word));
+    LP_RETURN_IF_ERROR(Bool(t, "single_word", path, false, &token.single_word));
     if (!seen.insert(token.content).second) {
-      return Invalid(path + ".content", Quote(token.content) + " is added twice");
+      return Invalid(path + ".content",
+                     Quote(token.content) + " is added twice");
     }
     const size_t need = static_cast<size_t>(token.id) + 1;
     if (spec->id_to_token.size() < need) {
@@ -541,18 +536,19 @@ Status Reader::PostProcessor(const Json& p, const std::string& path,
   const std::string type = Type(p);
   if (type == "Sequence") {
     // Each processor wraps what the ones before it produced.
-    return EachOf(p, "processors", path,
-                  [&](const Json& q, const std::string& where) {
-                    std::vector<int32_t> pre, suf;
-                    LP_RETURN_IF_ERROR(PostProcessor(q, where, spec, &pre, &suf));
-                    prefix->insert(prefix->begin(), pre.begin(), pre.end());
-                    suffix->insert(suffix->end(), suf.begin(), suf.end());
-                    return OkStatus();
-                  });
+    return EachOf(
+        p, "processors", path, [&](const Json& q, const std::string& where) {
+          std::vector<int32_t> pre, suf;
+          LP_RETURN_IF_ERROR(PostProcessor(q, where, spec, &pre, &suf));
+          prefix->insert(prefix->begin(), pre.begin(), pre.end());
+          suffix->insert(suffix->end(), suf.begin(), suf.end());
+          return OkStatus();
+        });
   }
   if (type == "ByteLevel") return OkStatus();  // Offsets only.
   if (type == "RobertaProcessing" || type == "BertProcessing") {
-    for (auto [key, out] : {std::pair{"cls", prefix}, std::pair{"sep", suffix}}) {
+    for (auto [key, out] :
+         {std::pair{"cls", prefix}, std::pair{"sep", suffix}}) {
       const Json* pair = Member(p, key);
       if (pair == nullptr || !pair->is_array() || pair->size() != 2 ||
           !(*pair)[0].is_string()) {
@@ -560,9 +556,12 @@ Status Reader::PostProcessor(const Json& p, const std::string& path,
       }
       // Hugging Face adds the id given here, whatever the token's text.
       int32_t id;
-      LP_RETURN_IF_ERROR(TokenIdValue((*pair)[1], path + "." + key + "[1]", &id));
-      if (static_cast<size_t>(id) >= spec.has_token.size() || !spec.has_token[id]) {
-        return Invalid(path + "." + key, "id " + std::to_string(id) + " is not a token");
+      LP_RETURN_IF_ERROR(
+          TokenIdValue((*pair)[1], path + "." + key + "[1]", &id));
+      if (static_cast<size_t>(id) >= spec.has_token.size() ||
+          !spec.has_token[id]) {
+        return Invalid(path + "." + key,
+                       "id " + std::to_string(id) + " is not a token");
       }
       out->push_back(id);
     }
@@ -592,22 +591,24 @@ Status Reader::PostProcessor(const Json& p, const std::string& path,
     const Json* special = Member(item, "SpecialToken");
     const Json* name = special != nullptr ? Member(*special, "id") : nullptr;
     if (name == nullptr || !name->is_string()) {
-      return Invalid(where, "want {\"SpecialToken\": {\"id\": ...}} or "
-                            "{\"Sequence\": {\"id\": \"A\"}}");
+      return Invalid(where,
+                     "want {\"SpecialToken\": {\"id\": ...}} or "
+                     "{\"Sequence\": {\"id\": \"A\"}}");
     }
     // The special_tokens table maps the name to its ids (one or more).
     const std::string token = name->get<std::string>();
-    const Json* entry = table != nullptr ? Member(*table, token.c_str()) : nullptr;
+    const Json* entry =
+        table != nullptr ? Member(*table, token.c_str()) : nullptr;
     const Json* ids = entry != nullptr ? Member(*entry, "ids") : nullptr;
     if (ids == nullptr || !ids->is_array()) {
-      return Invalid(path + ".special_tokens",
-                     Quote(token) + " has no ids");
+      return Invalid(path + ".special_tokens", Quote(token) + " has no ids");
     }
     std::vector<int32_t>* out = seen_sequence ? suffix : prefix;
     for (size_t k = 0; k < ids->size(); ++k) {
       int32_t id;
       LP_RETURN_IF_ERROR(TokenIdValue(
-          (*ids)[k], Index(path + ".special_tokens." + token + ".ids", k), &id));
+          (*ids)[k], Index(path + ".special_tokens." + token + ".ids", k),
+          &id));
       if (static_cast<size_t>(id) >= spec.has_token.size() ||
           !spec.has_token[id]) {
         return Invalid(path + ".special_tokens." + token,
@@ -630,6 +631,22 @@ Status Pattern::FindAll(std::string_view text, std::vector<Match>* out) const {
     out->emplace_back(hit, hit + literal.size());
   }
   return OkStatus();
+}
+
+std::optional<std::pair<std::string, std::string>> MergeSides(const Json& m) {
+  if (m.is_string()) {
+    const std::string& s = m.get_ref<const std::string&>();
+    const size_t space = s.find(' ');
+    if (space == std::string::npos ||
+        s.find(' ', space + 1) != std::string::npos) {
+      return std::nullopt;
+    }
+    return std::pair{s.substr(0, space), s.substr(space + 1)};
+  }
+  if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+    return std::pair{m[0].get<std::string>(), m[1].get<std::string>()};
+  }
+  return std::nullopt;
 }
 
 StatusOr<TokenizerSpec> ParseTokenizerSpec(std::string_view json,

@@ -10,10 +10,12 @@
 #define LAYERPROOF_TEXT_INTERNAL_TOKENIZER_SPEC_H_
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "kernels/status.h"
@@ -62,12 +64,12 @@ struct NormalizerStep {
 struct PreTokenizerStep {
   enum class Type : uint8_t { kSplit, kByteLevel, kMetaspace, kDigits };
   Type type = Type::kSplit;
-  Pattern pattern;                               // kSplit; kByteLevel regex.
-  SplitBehavior behavior = SplitBehavior::kIsolated;  // kSplit.
-  bool invert = false;                                // kSplit.
-  bool add_prefix_space = false;                      // kByteLevel.
-  bool use_regex = false;                             // kByteLevel.
-  std::string replacement;                            // kMetaspace, "▁".
+  Pattern pattern;  // kSplit; kByteLevel regex.
+  SplitBehavior behavior = SplitBehavior::kIsolated;      // kSplit.
+  bool invert = false;                                    // kSplit.
+  bool add_prefix_space = false;                          // kByteLevel.
+  bool use_regex = false;                                 // kByteLevel.
+  std::string replacement;                                // kMetaspace, "▁".
   PrependScheme prepend_scheme = PrependScheme::kAlways;  // kMetaspace.
   bool split = false;                                     // kMetaspace.
   bool individual_digits = false;                         // kDigits.
@@ -83,11 +85,11 @@ struct DecoderStep {
     kMetaspace
   };
   Type type = Type::kFuse;
-  Pattern pattern;      // kReplace.
-  std::string content;  // kReplace: replacement; kStrip: the stripped char.
+  Pattern pattern;          // kReplace.
+  std::string content;      // kReplace: replacement; kStrip: the stripped char.
   std::string replacement;  // kMetaspace.
-  int64_t start = 0;    // kStrip: at most this many leading `content`s.
-  int64_t stop = 0;     // kStrip: at most this many trailing `content`s.
+  int64_t start = 0;        // kStrip: at most this many leading `content`s.
+  int64_t stop = 0;         // kStrip: at most this many trailing `content`s.
   PrependScheme prepend_scheme = PrependScheme::kAlways;  // kMetaspace.
 };
 
@@ -95,9 +97,9 @@ struct AddedToken {
   int32_t id = 0;
   std::string content;  // Never empty.
   bool special = false;
-  bool normalized = false;  // Matched in the normalized text.
-  bool lstrip = false;      // Absorbs white space before the match.
-  bool rstrip = false;      // Absorbs white space after the match.
+  bool normalized = false;   // Matched in the normalized text.
+  bool lstrip = false;       // Absorbs white space before the match.
+  bool rstrip = false;       // Absorbs white space after the match.
   bool single_word = false;  // Only between non-word characters.
 };
 
@@ -132,6 +134,11 @@ struct TokenizerSpec {
   // tables know (see FindUnassigned()).
   bool reads_unicode_tables = false;
 };
+
+// The two sides of a model.merges entry, "left right" (one space) or
+// [left, right]; nullopt when it is neither.
+std::optional<std::pair<std::string, std::string>> MergeSides(
+    const nlohmann::json& merge);
 
 // Parses tokenizer.json text; errors name `file` and the JSON path.
 StatusOr<TokenizerSpec> ParseTokenizerSpec(std::string_view json,
