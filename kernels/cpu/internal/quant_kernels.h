@@ -57,8 +57,23 @@ struct QuantTileArgs {
   const float* bias;  // at the panel's first column, or null
   float* y;           // at (r0, the panel's first column)
   int64_t ldy;
-  int64_t cols;  // outputs of the panel to store
+  int64_t cols;    // outputs of the panel to store
+  bool prefetch;  // decode: prefetch the panel stream (PrefetchAhead)
 };
+
+// Decode (one row tile) streams each panel once from memory and is bound by
+// how many lines are in flight: each unit step prefetches the bytes of the
+// unit this far ahead (the panels of a slice lie back to back, so it runs on
+// into the next one). Prefill re-reads a panel per row tile from cache and
+// does not prefetch. Prefetching moves no bits.
+constexpr int64_t kQuantPrefetchBytes = 4096;
+
+__attribute__((always_inline)) inline void PrefetchAhead(
+    const unsigned char* p, int64_t bytes) {
+  for (int64_t o = 0; o < bytes; o += 64) {
+    __builtin_prefetch(p + kQuantPrefetchBytes + o, 0, 3);
+  }
+}
 
 // Units per packed group (quant_packed.h), known at compile time so that the
 // inner loop has no division.
@@ -144,13 +159,18 @@ void QuantTile(const QuantTileArgs& a) {
     if constexpr (kGroupUnits<T> == 1) {
       const unsigned char* unit = panel + b0 * l.group_bytes;
       for (int64_t b = b0; b < b1; ++b, unit += l.group_bytes) {
+        if (a.prefetch) PrefetchAhead(unit, l.group_bytes);
         UnitStep<Q, T, R>(l, unit, nullptr, b, xq, xu, p);
       }
     } else {
       // A chunk is exactly one super-block.
       const unsigned char* group = panel + c * l.group_bytes;
       const unsigned char* gscales = group + kGroupUnits<T> * l.unit_bytes;
+      if (a.prefetch) {
+        PrefetchAhead(gscales, l.group_bytes - kGroupUnits<T> * l.unit_bytes);
+      }
       for (int64_t j = 0; j < kGroupUnits<T>; ++j) {
+        if (a.prefetch) PrefetchAhead(group + j * l.unit_bytes, l.unit_bytes);
         UnitStep<Q, T, R>(l, group + j * l.unit_bytes, gscales, b0 + j, xq, xu,
                           p);
       }
@@ -188,7 +208,8 @@ void QuantColumnsTyped(const quant::QuantizedRows& x, const QuantPacked& w,
                     bias == nullptr ? nullptr : bias + col,
                     y,
                     n,
-                    std::min<int64_t>(Q::kNR, n_end - col)};
+                    std::min<int64_t>(Q::kNR, n_end - col),
+                    x.m <= kMaxRows};
     for (int64_t r0 = 0; r0 < x.m; r0 += kMaxRows) {
       a.r0 = r0;
       a.y = y + r0 * n + col;
