@@ -63,6 +63,7 @@ StatusOr<LoadedEngine> LoadEngine(const std::string& model_dir,
                                     *e.model, e.executor.get(), options));
   return e;
 }
+
 StatusOr<kernels::model::QuantizeResult> QuantizeModel(
     const std::string& model_dir, kernels::DType type,
     const std::string& out_path, std::string* tokenizer_note) {

@@ -136,6 +136,7 @@ ActUnit QuantizeActUnit(const float* x, int8_t* q) {
     q[i] = int8_t(r);
     a.half_sum[i / 16] += q[i];
   }
+  a.sum = float(a.half_sum[0] + a.half_sum[1]);
   return a;
 }
 

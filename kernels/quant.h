@@ -68,6 +68,9 @@ void DequantizeRow(DType t, const unsigned char* row, int64_t cols, float* y);
 struct ActUnit {
   float d = 0.0f;                // the unit's scale (NaN when not finite)
   int32_t half_sum[2] = {0, 0};  // sum of q over elements 0..15, 16..31
+  // float(half_sum[0] + half_sum[1]), exact (|sum| <= 32 * 127): kept so
+  // that a SIMD kernel can broadcast it from memory into Q4_K's min term.
+  float sum = 0.0f;
 };
 
 // Quantizes x[0..32) to q[0..32) and its scale:

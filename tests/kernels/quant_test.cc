@@ -170,6 +170,7 @@ TEST(QuantSpecTest, ActivationsRoundHalfEvenAgainstTheScale) {
     }
     EXPECT_EQ(a.half_sum[0], sums[0]);
     EXPECT_EQ(a.half_sum[1], sums[1]);
+    EXPECT_EQ(a.sum, float(sums[0] + sums[1]));
   }
 }
 

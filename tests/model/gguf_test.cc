@@ -802,6 +802,69 @@ TEST(GgufModelTest, WriterRefusesBadWeightsAndLeavesNoFile) {
   EXPECT_FALSE(std::filesystem::exists(path));
 }
 
+// GgufExportOptions::tokenizer: padded to the vocabulary with unused
+// "[PADn]" tokens; more tokens than the vocabulary, a type list of another
+// length, or a BOS / EOS the config does not name are refused, leaving no
+// file.
+TEST(GgufModelTest, TokenizerKeysArePaddedAndChecked) {
+  fixture::TempDir dir;
+  MemModel m = MakeModel(LlamaConfig(), DType::kF32);
+  GgufExportOptions o;
+  o.tokenizer.emplace();
+  GgufTokenizerKeys& t = *o.tokenizer;
+  t.model = "gpt2";
+  t.pre = "llama-bpe";
+  t.tokens = {"a", "b", "ab"};
+  t.token_types = {1, 1, 1};
+  t.merges = {"a b"};
+  const std::string path = dir.File("tok.gguf");
+  ASSERT_TRUE(WriteGgufModel(m.config, m.views, DType::kQ8_0, path, o).ok());
+  auto f = GgufFile::Open(path);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  auto tokens = (*f)->GetStringArray("tokenizer.ggml.tokens");
+  ASSERT_TRUE(tokens.ok());
+  ASSERT_EQ(int64_t(tokens->size()), m.config.vocab_size);
+  EXPECT_EQ((*tokens)[2], "ab");
+  EXPECT_EQ((*tokens)[3], "[PAD3]");
+  auto types = (*f)->GetIntArray("tokenizer.ggml.token_type");
+  ASSERT_TRUE(types.ok());
+  EXPECT_EQ((*types)[2], 1);
+  EXPECT_EQ((*types)[3], 5);
+  EXPECT_EQ(*(*f)->GetString("tokenizer.ggml.pre"), "llama-bpe");
+  f->reset();
+  std::filesystem::remove(path);
+
+  GgufExportOptions big = o;
+  big.tokenizer->tokens.assign(size_t(m.config.vocab_size) + 1, "x");
+  big.tokenizer->token_types.assign(size_t(m.config.vocab_size) + 1, 1);
+  EXPECT_THAT(
+      WriteGgufModel(m.config, m.views, DType::kQ8_0, path, big).message(),
+      HasSubstr(
+          "tokenizer.ggml.tokens: " + std::to_string(m.config.vocab_size + 1) +
+          " tokens, more than the model's vocab_size"));
+  GgufExportOptions short_types = o;
+  short_types.tokenizer->token_types.pop_back();
+  EXPECT_THAT(WriteGgufModel(m.config, m.views, DType::kQ8_0, path, short_types)
+                  .message(),
+              HasSubstr("tokenizer.ggml.token_type: 2 entries, want one per "
+                        "token (3)"));
+  GgufExportOptions bos = o;
+  bos.tokenizer->add_bos = true;
+  bos.tokenizer->bos_id = m.config.bos_token_id + 1;
+  EXPECT_THAT(
+      WriteGgufModel(m.config, m.views, DType::kQ8_0, path, bos).message(),
+      HasSubstr("tokenizer.ggml.add_bos_token: the tokenizer adds token"));
+  GgufExportOptions eos = o;
+  eos.tokenizer->add_eos = true;
+  eos.tokenizer->eos_id = 0;
+  ModelConfig no_eos = m.config;
+  no_eos.eos_token_ids.clear();
+  EXPECT_THAT(
+      WriteGgufModel(no_eos, m.views, DType::kQ8_0, path, eos).message(),
+      HasSubstr("tokenizer.ggml.add_eos_token"));
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
 TEST(GgufModelTest, SynthesizedModelThroughGgufKeepsEveryWeight) {
   // `model synth`'s tiny preset (bf16, FFN 352): as a BF16 GGUF every byte
   // comes back; as Q8_0 every weight within its block's bound.

@@ -57,7 +57,7 @@ struct QuantTileArgs {
   const float* bias;  // at the panel's first column, or null
   float* y;           // at (r0, the panel's first column)
   int64_t ldy;
-  int64_t cols;    // outputs of the panel to store
+  int64_t cols;   // outputs of the panel to store
   bool prefetch;  // decode: prefetch the panel stream (PrefetchAhead)
 };
 
@@ -68,8 +68,8 @@ struct QuantTileArgs {
 // does not prefetch. Prefetching moves no bits.
 constexpr int64_t kQuantPrefetchBytes = 4096;
 
-__attribute__((always_inline)) inline void PrefetchAhead(
-    const unsigned char* p, int64_t bytes) {
+__attribute__((always_inline)) inline void PrefetchAhead(const unsigned char* p,
+                                                         int64_t bytes) {
   for (int64_t o = 0; o < bytes; o += 64) {
     __builtin_prefetch(p + kQuantPrefetchBytes + o, 0, 3);
   }
@@ -122,7 +122,7 @@ __attribute__((always_inline)) inline void UnitStep(
       u = Q::Mul(d, Q::ToF(Q::SubScalar(Q::DotNibbles(w, x), 8 * sum)));
     } else if constexpr (T == DType::kQ4_K) {
       const VF i = Q::Mul(Q::ToF(Q::DotNibbles(w, x)), s0);
-      const VF m = Q::Mul(s1, Q::Set1(float(sum)));
+      const VF m = Q::Mul(s1, Q::Set1(a.sum));  // a.sum == float(sum)
       u = Q::Fnmadd(dmin, m, Q::Mul(d, i));
     } else {
       const VI d0 =
