@@ -30,10 +30,9 @@ namespace {
 using Json = nlohmann::json;
 using kernels::StatusCode;
 using kernels::model::GgufTokenizerKeys;
-using testing::ConvertLikeLlamaCpp;
+using testing::ConvertDirLikeLlamaCpp;
 using ::testing::HasSubstr;
 using testing::PeerModels;
-using testing::ReadText;
 using testing::SampleTexts;
 using testing::TempDir;
 
@@ -50,11 +49,7 @@ TEST_P(RealFileExport, EqualsWhatConvertHfToGgufWrites) {
   }
   auto keys = GgufTokenizerKeysFor(dir.string());
   ASSERT_TRUE(keys.ok()) << keys.status().ToString();
-  const Json tok = Json::parse(ReadText(dir / "tokenizer.json"));
-  const Json config = fs::exists(dir / "tokenizer_config.json")
-                          ? Json::parse(ReadText(dir / "tokenizer_config.json"))
-                          : Json::object();
-  const testing::ConvertedTokenizer want = ConvertLikeLlamaCpp(tok, config);
+  const testing::ConvertedTokenizer want = ConvertDirLikeLlamaCpp(dir);
   EXPECT_EQ(keys->model, "gpt2");
   EXPECT_EQ(keys->pre, f.pre);
   EXPECT_EQ(keys->tokens, want.tokens);

@@ -31,7 +31,7 @@ using Json = nlohmann::json;
 using kernels::StatusCode;
 using kernels::model::GgufFile;
 using kernels::model::GgufWriter;
-using testing::ConvertLikeLlamaCpp;
+using testing::ConvertDirLikeLlamaCpp;
 using ::testing::HasSubstr;
 using testing::PeerModels;
 using testing::ReadText;
@@ -56,17 +56,13 @@ TEST_P(RealFile, EncodesAndDecodesAsTheTokenizerJson) {
   ASSERT_TRUE(original.ok()) << original.status().ToString();
   const ModelText& a = **original;
 
-  const Json tok = Json::parse(ReadText(dir / "tokenizer.json"));
-  const Json config = fs::exists(dir / "tokenizer_config.json")
-                          ? Json::parse(ReadText(dir / "tokenizer_config.json"))
-                          : Json::object();
   // The original's prompts: BOS or nothing (no family here adds EOS).
   ASSERT_TRUE(a.prompt_suffix().empty());
   ASSERT_LE(a.prompt_prefix().size(), 1u);
   const fs::path tmp = TempDir(f.name);
   const std::string path = (tmp / "model.gguf").string();
-  WriteConverted(ConvertLikeLlamaCpp(tok, config), f.pre,
-                 !a.prompt_prefix().empty(), path);
+  WriteConverted(ConvertDirLikeLlamaCpp(dir), f.pre, !a.prompt_prefix().empty(),
+                 path);
 
   auto gguf = GgufFile::Open(path);
   ASSERT_TRUE(gguf.ok()) << gguf.status().ToString();
@@ -88,6 +84,7 @@ TEST_P(RealFile, EncodesAndDecodesAsTheTokenizerJson) {
 
   // Every text, and again with each special token inside it.
   std::vector<std::string> texts = SampleTexts();
+  const Json tok = Json::parse(ReadText(dir / "tokenizer.json"));
   for (const Json& t : tok["added_tokens"]) {
     const std::string s = t["content"].get<std::string>();
     texts.push_back(s);

@@ -127,6 +127,14 @@ ConvertedTokenizer ConvertLikeLlamaCpp(const Json& tok, const Json& config) {
   return c;
 }
 
+ConvertedTokenizer ConvertDirLikeLlamaCpp(const fs::path& dir) {
+  const Json tok = Json::parse(ReadText(dir / "tokenizer.json"));
+  const Json config = fs::exists(dir / "tokenizer_config.json")
+                          ? Json::parse(ReadText(dir / "tokenizer_config.json"))
+                          : Json::object();
+  return ConvertLikeLlamaCpp(tok, config);
+}
+
 void WriteConverted(const ConvertedTokenizer& c, const std::string& pre,
                     std::optional<bool> add_bos, const std::string& path) {
   kernels::model::GgufWriter w;

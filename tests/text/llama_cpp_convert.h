@@ -53,6 +53,10 @@ struct ConvertedTokenizer {
 ConvertedTokenizer ConvertLikeLlamaCpp(const nlohmann::json& tok,
                                        const nlohmann::json& config);
 
+// ConvertLikeLlamaCpp of DIR/tokenizer.json and DIR/tokenizer_config.json
+// (an empty config when absent).
+ConvertedTokenizer ConvertDirLikeLlamaCpp(const std::filesystem::path& dir);
+
 // Writes `c` as tokenizer.ggml.* keys of a tensorless GGUF at `path`, with
 // tokenizer.ggml.pre `pre` and add_bos_token when given (add_bos is what
 // the original's prompts do, as SpecialVocab reads it from the
