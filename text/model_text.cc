@@ -15,41 +15,49 @@ constexpr uint64_t kMaxFileBytes = uint64_t{1} << 30;
 
 // The file's text, or nullopt when it does not exist.
 StatusOr<std::optional<std::string>> ReadIfPresent(const std::string& path) {
-  if (!kernels::model::internal::IsRegularFile(path)) return std::optional<std::string>();
-  LP_ASSIGN_OR_RETURN(std::string text,
-                      kernels::model::internal::ReadSmallFile(path, kMaxFileBytes));
+  if (!kernels::model::internal::IsRegularFile(path))
+    return std::optional<std::string>();
+  LP_ASSIGN_OR_RETURN(std::string text, kernels::model::internal::ReadSmallFile(
+                                            path, kMaxFileBytes));
   return std::optional<std::string>(std::move(text));
 }
 
 // A special token entry: "text", {"content": "text", ...}, or null.
-StatusOr<std::optional<std::string>> TokenText(const Json& config, const char* key,
+StatusOr<std::optional<std::string>> TokenText(const Json& config,
+                                               const char* key,
                                                const std::string& where) {
   auto it = config.find(key);
   if (it == config.end() || it->is_null()) return std::optional<std::string>();
-  if (it->is_string()) return std::optional<std::string>(it->get<std::string>());
+  if (it->is_string())
+    return std::optional<std::string>(it->get<std::string>());
   if (it->is_object()) {
     auto c = it->find("content");
-    if (c != it->end() && c->is_string()) return std::optional<std::string>(c->get<std::string>());
+    if (c != it->end() && c->is_string())
+      return std::optional<std::string>(c->get<std::string>());
   }
-  return InvalidArgument(where + ": " + key + ": want a string, {\"content\": ...} or null");
+  return InvalidArgument(where + ": " + key +
+                         ": want a string, {\"content\": ...} or null");
 }
 
 // The classes whose fast tokenizer rewrites the post-processor from
 // add_bos_token / add_eos_token (transformers' update_post_processor).
 bool RewritesPostProcessor(std::string cls) {
   constexpr std::string_view kFast = "Fast";
-  if (cls.size() > kFast.size() && cls.compare(cls.size() - kFast.size(), kFast.size(), kFast) == 0) {
+  if (cls.size() > kFast.size() &&
+      cls.compare(cls.size() - kFast.size(), kFast.size(), kFast) == 0) {
     cls.resize(cls.size() - kFast.size());
   }
-  return cls == "LlamaTokenizer" || cls == "CodeLlamaTokenizer" || cls == "GemmaTokenizer";
+  return cls == "LlamaTokenizer" || cls == "CodeLlamaTokenizer" ||
+         cls == "GemmaTokenizer";
 }
 
 }  // namespace
 
 StatusOr<std::unique_ptr<ModelText>> ModelText::Load(const std::string& dir) {
   const std::string tokenizer_path = dir + "/tokenizer.json";
-  LP_ASSIGN_OR_RETURN(std::string tokenizer,
-                      kernels::model::internal::ReadSmallFile(tokenizer_path, kMaxFileBytes));
+  LP_ASSIGN_OR_RETURN(
+      std::string tokenizer,
+      kernels::model::internal::ReadSmallFile(tokenizer_path, kMaxFileBytes));
   LP_ASSIGN_OR_RETURN(std::optional<std::string> config,
                       ReadIfPresent(dir + "/tokenizer_config.json"));
   LP_ASSIGN_OR_RETURN(std::optional<std::string> jinja,
@@ -62,17 +70,22 @@ StatusOr<std::unique_ptr<ModelText>> ModelText::FromJson(
     std::optional<std::string> chat_template, std::string_view where) {
   std::unique_ptr<ModelText> m(new ModelText());
   const std::string dir(where);
-  LP_ASSIGN_OR_RETURN(m->tokenizer_,
-                      Tokenizer::FromJson(tokenizer_json, dir + "/tokenizer.json"));
+  LP_ASSIGN_OR_RETURN(
+      m->tokenizer_,
+      Tokenizer::FromJson(tokenizer_json, dir + "/tokenizer.json"));
   m->prefix_ = m->tokenizer_->template_prefix();
   m->suffix_ = m->tokenizer_->template_suffix();
   std::string template_file = dir + "/chat_template.jinja";
   if (!config_json.empty()) {
     const std::string cfg = dir + "/tokenizer_config.json";
-    const Json config = Json::parse(config_json, nullptr, /*allow_exceptions=*/false);
-    if (!config.is_object()) return InvalidArgument(cfg + ": not a JSON object");
-    for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"}) {
-      LP_ASSIGN_OR_RETURN(std::optional<std::string> t, TokenText(config, key, cfg));
+    const Json config =
+        Json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+    if (!config.is_object())
+      return InvalidArgument(cfg + ": not a JSON object");
+    for (const char* key :
+         {"bos_token", "eos_token", "unk_token", "pad_token"}) {
+      LP_ASSIGN_OR_RETURN(std::optional<std::string> t,
+                          TokenText(config, key, cfg));
       if (t.has_value()) m->special_tokens_[key] = *t;
     }
     if (!chat_template.has_value()) {
@@ -91,7 +104,9 @@ StatusOr<std::unique_ptr<ModelText>> ModelText::FromJson(
           }
         }
       } else if (it != config.end() && !it->is_null()) {
-        return InvalidArgument(cfg + ": chat_template: want a string or a list of named templates");
+        return InvalidArgument(
+            cfg +
+            ": chat_template: want a string or a list of named templates");
       }
     }
     const auto cls_it = config.find("tokenizer_class");
@@ -102,36 +117,42 @@ StatusOr<std::unique_ptr<ModelText>> ModelText::FromJson(
       auto flag = [&](const char* key, bool fallback) -> StatusOr<bool> {
         auto f = config.find(key);
         if (f == config.end() || f->is_null()) return fallback;
-        if (!f->is_boolean()) return InvalidArgument(cfg + ": " + key + ": want a boolean");
+        if (!f->is_boolean())
+          return InvalidArgument(cfg + ": " + key + ": want a boolean");
         return f->get<bool>();
       };
       LP_ASSIGN_OR_RETURN(const bool add_bos, flag("add_bos_token", true));
       LP_ASSIGN_OR_RETURN(const bool add_eos, flag("add_eos_token", false));
       m->prefix_.clear();
       m->suffix_.clear();
-      for (auto [add, key, out] : {std::tuple{add_bos, "bos_token", &m->prefix_},
-                                   std::tuple{add_eos, "eos_token", &m->suffix_}}) {
+      for (auto [add, key, out] :
+           {std::tuple{add_bos, "bos_token", &m->prefix_},
+            std::tuple{add_eos, "eos_token", &m->suffix_}}) {
         if (!add) continue;
         auto t = m->special_tokens_.find(key);
-        std::optional<int32_t> id =
-            t == m->special_tokens_.end() ? std::nullopt : m->tokenizer_->TokenId(t->second);
+        std::optional<int32_t> id = t == m->special_tokens_.end()
+                                        ? std::nullopt
+                                        : m->tokenizer_->TokenId(t->second);
         if (!id.has_value()) {
-          return InvalidArgument(cfg + ": " + key + ": " + cls +
-                                 " adds it, but it is not a token of tokenizer.json");
+          return InvalidArgument(
+              cfg + ": " + key + ": " + cls +
+              " adds it, but it is not a token of tokenizer.json");
         }
         out->push_back(*id);
       }
     }
   }
   if (chat_template.has_value()) {
-    LP_ASSIGN_OR_RETURN(ChatTemplate t, ChatTemplate::Parse(*chat_template, template_file));
+    LP_ASSIGN_OR_RETURN(ChatTemplate t,
+                        ChatTemplate::Parse(*chat_template, template_file));
     m->chat_template_ = std::move(t);
     m->chat_template_source_ = std::move(chat_template);
   }
   return m;
 }
 
-StatusOr<std::vector<int32_t>> ModelText::EncodePrompt(std::string_view text) const {
+StatusOr<std::vector<int32_t>> ModelText::EncodePrompt(
+    std::string_view text) const {
   LP_ASSIGN_OR_RETURN(std::vector<int32_t> body,
                       tokenizer_->Encode(text, /*add_special_tokens=*/false));
   std::vector<int32_t> ids = prefix_;
@@ -142,9 +163,10 @@ StatusOr<std::vector<int32_t>> ModelText::EncodePrompt(std::string_view text) co
 
 StatusOr<std::string> ModelText::RenderChat(ChatInput input) const {
   if (!chat_template_.has_value()) {
-    return kernels::Status(kernels::StatusCode::kFailedPrecondition,
-                           "chat: this model has no chat_template (tokenizer_config.json "
-                           "or chat_template.jinja)");
+    return kernels::Status(
+        kernels::StatusCode::kFailedPrecondition,
+        "chat: this model has no chat_template (tokenizer_config.json "
+        "or chat_template.jinja)");
   }
   for (const auto& [k, v] : special_tokens_) input.special_tokens.emplace(k, v);
   return chat_template_->Render(input);
