@@ -47,9 +47,36 @@ cmake --build "$build" --parallel "$jobs"
 
 # Every test binary runs as qemu-aarch64 -L /usr/aarch64-linux-gnu <binary>
 # (CMAKE_CROSSCOMPILING_EMULATOR); the test list is discovered under qemu too.
-run_ctest() {
+#
+# Debian 12's qemu-user (7.2) has races in its emulation of guest threads:
+# about once in several thousand test processes a multithreaded test dies
+# with "qemu: uncaught target signal 11" at a point that is clean under
+# valgrind (memcheck and helgrind) on the host and passes hundreds of reruns
+# (seen on MalformedModelTest.ShardedModelLoads, whose digest starts threads).
+# So when every failure of a run is a segfault, those tests run once more,
+# and say so; a failed assertion, an abort or a crash that repeats still
+# fails the stage.
+run_ctest_once() {
   ctest --test-dir "$build" --output-on-failure --no-tests=error \
     --parallel "$jobs" --label-exclude '^qemu_skip$' "$@"
+}
+run_ctest() {
+  local log rc=0
+  log=$(mktemp)
+  run_ctest_once "$@" 2>&1 | tee "$log" || rc=$?
+  if ((rc == 0)); then
+    rm -f "$log"
+    return 0
+  fi
+  local failed="$build/Testing/Temporary/LastTestsFailed.log"
+  local n_failed n_segv
+  n_failed=$(grep -c . "$failed" 2>/dev/null || true)
+  n_segv=$(grep -c -E '^[[:space:]]*[0-9]+ - .* \(SEGFAULT\)$' "$log" || true)
+  rm -f "$log"
+  if ((n_failed == 0 || n_segv != n_failed)); then return "$rc"; fi
+  echo "test-aarch64: $n_failed test(s) died of SIGSEGV under qemu-user;" \
+    "rerunning them once (qemu 7.2 thread-emulation races, see above)"
+  ctest --test-dir "$build" --output-on-failure --rerun-failed
 }
 LP_EXPECT_NEON_QUANT_PATH=sdot run_ctest "$@"
 echo "test-aarch64: all tests passed (NEON quant path: sdot)"
