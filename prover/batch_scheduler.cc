@@ -177,8 +177,10 @@ void BatchScheduler::StepOnce() {
   }
   for (const model::TokenEvent& e : events) {
     auto it = running_.find(e.seq);
-    if (it != running_.end() && it->second.g.on_token) {
-      it->second.g.on_token(e.token);
+    if (it != running_.end() && it->second.g.on_token &&
+        !it->second.g.on_token(e.token) &&
+        e.finish == model::FinishReason::kNone) {
+      (void)engine_.Cancel(e.seq);  // before the next Step: no more tokens
     }
   }
   int64_t done = 0;

@@ -35,8 +35,10 @@ namespace layerproof::prover {
 struct ScheduledGeneration {
   // request.tap, when set, must outlive on_finished's call.
   kernels::model::GenerationRequest request;
-  // One sampled token; engine thread.
-  std::function<void(int32_t token)> on_token;
+  // One sampled token; engine thread. Returning false ends the sequence
+  // right after this token (it finishes CANCELLED at the next Step unless
+  // this token already finished it): a client's stop string.
+  std::function<bool(int32_t token)> on_token;
   // Called exactly once, engine thread (or the Drain caller's thread for a
   // request still queued when the scheduler stops).
   std::function<void(absl::StatusOr<kernels::model::FinishedSequence>)>

@@ -92,9 +92,11 @@ InferencePipeline::InferencePipeline(PipelineConfig config,
 
 absl::StatusOr<uint64_t> InferencePipeline::Start(GenerationSpec spec,
                                                   TokenSink on_token,
-                                                  DoneCallback done) {
+                                                  DoneCallback done,
+                                                  std::string* request_id) {
   auto request = std::make_shared<Request>();
   LP_ASSIGN_OR_RETURN(request->secrets, NewRequestSecrets());
+  if (request_id != nullptr) *request_id = request->secrets.request_id;
   if (!spec.client_nonce.empty()) {
     request->seed = store::SeedFromNonce(store::AsBytes(spec.client_nonce));
   } else if (spec.seed.has_value()) {

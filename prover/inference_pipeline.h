@@ -74,8 +74,11 @@ struct PipelineConfig {
 
 class InferencePipeline {
  public:
-  // Engine thread; must not block.
-  using TokenSink = std::function<void(int32_t token)>;
+  // Engine thread; must not block. Returns false to end generation after
+  // this token (a stop string the caller watches for): the request then
+  // finishes with FINISH_REASON_CANCELLED, unless this token finished it
+  // anyway, and is committed like any other.
+  using TokenSink = std::function<bool(int32_t token)>;
   using DoneCallback =
       std::function<void(absl::StatusOr<v1::GenerateResponse>)>;
 
@@ -87,9 +90,11 @@ class InferencePipeline {
   InferencePipeline& operator=(const InferencePipeline&) = delete;
 
   // Queues `spec`; returns a ticket for Cancel. On error `done` is not
-  // called. `on_token` may be empty.
+  // called. `on_token` may be empty. `request_id`, when not null, gets the
+  // request's id (GenerateResponse.request_id) before any callback runs.
   absl::StatusOr<uint64_t> Start(GenerationSpec spec, TokenSink on_token,
-                                 DoneCallback done);
+                                 DoneCallback done,
+                                 std::string* request_id = nullptr);
   void Cancel(uint64_t ticket);
 
   // Requests committed (journaled) so far.

@@ -146,13 +146,14 @@ class GenerateStreamReactor final
         *std::move(spec),
         [call](int32_t token) {
           absl::MutexLock lock(&call->mu);
-          if (call->finished) return;
+          if (call->finished) return true;
           // Coalesce with a delta that is queued but not yet being written.
           if (call->queue.empty() || !call->queue.back().has_tokens()) {
             call->queue.emplace_back();
           }
           call->queue.back().mutable_tokens()->add_token_ids(token);
           call->Pump();
+          return true;
         },
         [call](absl::StatusOr<v1::GenerateResponse> result) {
           absl::MutexLock lock(&call->mu);

@@ -99,6 +99,7 @@ struct ProverNode::Impl {
   internal::ServiceContext service_context;
   std::unique_ptr<internal::InferenceService> inference_service;
   std::unique_ptr<internal::OpeningService> opening_service;
+  std::unique_ptr<HttpApi> http_api;
 
   absl::Mutex sweep_mu;
   bool stop_sweeper ABSL_GUARDED_BY(sweep_mu) = false;
@@ -270,14 +271,28 @@ std::vector<grpc::Service*> ProverNode::services() {
   return {impl_->inference_service.get(), impl_->opening_service.get()};
 }
 
+absl::StatusOr<int> ProverNode::StartHttpApi(HttpApiOptions options) {
+  Impl& n = *impl_;
+  if (n.http_api != nullptr) {
+    return absl::FailedPreconditionError("the HTTP API is already running");
+  }
+  if (n.shut_down) return absl::UnavailableError("prover: shut down");
+  LP_ASSIGN_OR_RETURN(n.http_api,
+                      HttpApi::Start(std::move(options), n.service_context));
+  return n.http_api->port();
+}
+
 absl::Status ProverNode::Shutdown(absl::Time deadline) {
   Impl& n = *impl_;
   if (n.shut_down) return absl::OkStatus();
   n.shut_down = true;
+  if (n.http_api != nullptr) n.http_api->SetDraining();
   n.scheduler->Drain(deadline);
   n.commit_pool->Drain();
   absl::Status flushed = n.submitter->Flush(deadline);
   n.submitter->Stop();
+  // Every completion has its answer now: let the handlers send them.
+  if (n.http_api != nullptr) n.http_api->Stop();
   {
     absl::MutexLock lock(&n.sweep_mu);
     n.stop_sweeper = true;

@@ -38,6 +38,7 @@
 #include "kernels/model/executor.h"
 #include "kernels/model/model.h"
 #include "prover/internal/prover_faults.h"
+#include "prover/http_api.h"
 #include "prover/journal.h"
 #include "prover/log_submitter.h"
 #include "store/crypto.h"
@@ -124,6 +125,11 @@ class ProverNode {
 
   // Inference and Opening, for rpc::StartServer. Owned by the node.
   std::vector<grpc::Service*> services();
+
+  // Starts the OpenAI-compatible HTTP API (http_api.h) over this node's
+  // pipeline; returns its port. At most once. Shutdown drains it (503 for
+  // new completions) and stops it once the requests in flight are done.
+  absl::StatusOr<int> StartHttpApi(HttpApiOptions options);
 
   // Stops accepting Generate requests, lets requests in flight finish
   // (cancelling those still running at `deadline`), commits them, flushes

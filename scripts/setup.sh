@@ -21,7 +21,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libssl-dev librocksdb-dev libabsl-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
-  libonig-dev libutf8proc-dev python3-jinja2
+  libonig-dev libutf8proc-dev python3-jinja2 libcpp-httplib-dev
   qemu-user g++-aarch64-linux-gnu
 )
 # Node.js runs the peer tests; a machine that has its own keeps it.

@@ -91,6 +91,7 @@ TEST(BatchScheduler, QueueBeyondMaxWaitingIsRefused) {
         absl::MutexLock lock(&mu);
         running = true;
         mu.Await(absl::Condition(&release));
+        return true;
       };
     }
     g.on_finished = [&](absl::StatusOr<model::FinishedSequence> f) {
