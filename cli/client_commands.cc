@@ -14,6 +14,7 @@
 #include "check/receipt.h"
 #include "cli/file_io.h"
 #include "cli/flags.h"
+#include "cli/openai_receipt.h"
 #include "cli/prover_client.h"
 #include "cli/store_commands.h"
 #include "nlohmann/json.hpp"
@@ -49,9 +50,14 @@ constexpr char kVerifyReceiptUsage[] =
     "usage: layerproof verify-receipt FILE --prover-key FILE --log-key FILE\n"
     "         [--prover-id ID] [--verifier-id ID] [--log-origin ORIGIN]\n"
     "         [--model-digest HEX] [--json]\n"
+    "         [--openai-request FILE [--nonce HEX] [--model DIR]]\n"
     "  Checks a receipt saved by `layerproof generate --prover --save FILE`\n"
     "  (a SavedReceipt, inference.proto, in the protobuf JSON mapping) as\n"
-    "  the client did when it arrived.\n"
+    "  the client did when it arrived; or an OpenAI API response body (or\n"
+    "  the last chunk of its stream) with its layerproof receipt. With\n"
+    "  --openai-request (the body sent; --nonce: its X-LayerProof-Nonce;\n"
+    "  --model: the model directory, needed for a chat) the receipt must\n"
+    "  bind exactly the request that body maps to.\n"
     "exit: 0 verified, 1 a check failed, 2 usage or bad input, 4 a promise\n"
     "without its inclusion (still pending when it was saved)\n";
 
@@ -331,7 +337,8 @@ int RunVerifyReceipt(const std::vector<std::string>& args) {
   if (args.empty() || args[0].rfind("--", 0) == 0) {
     return Usage(kVerifyReceiptUsage, "verify-receipt needs FILE first");
   }
-  Flags flags(kTrustFlags, {"--json"});
+  Flags flags(Union(kTrustFlags, {"--openai-request", "--nonce", "--model"}),
+              {"--json"});
   std::string error;
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (!flags.Parse(rest, &error)) return Usage(kVerifyReceiptUsage, error);
@@ -343,16 +350,26 @@ int RunVerifyReceipt(const std::vector<std::string>& args) {
   // A saved receipt is a few KiB; 16 MiB bounds what a hostile file costs.
   absl::StatusOr<std::string> text = ReadWholeFile(args[0], 16 << 20);
   if (!text.ok()) return Finish(json, {}, kBadInput, text.status(), "verify-receipt");
-  v1::SavedReceipt saved;
-  google::protobuf::util::JsonParseOptions parse;
-  parse.ignore_unknown_fields = false;
-  if (const auto s =
-          google::protobuf::util::JsonStringToMessage(*text, &saved, parse);
-      !s.ok()) {
-    return Finish(json, {}, kBadInput,
-                  absl::InvalidArgumentError(args[0] + ": not a SavedReceipt: " +
-                                             s.ToString()),
-                  "verify-receipt");
+  absl::StatusOr<v1::SavedReceipt> parsed = ParseSavedReceipt(args[0], *text);
+  if (!parsed.ok()) {
+    return Finish(json, {}, kBadInput, parsed.status(), "verify-receipt");
+  }
+  const v1::SavedReceipt& saved = *parsed;
+  if (flags.Has("--openai-request")) {
+    absl::StatusOr<std::string> request =
+        ReadWholeFile(flags.Get("--openai-request"), 16 << 20);
+    if (!request.ok()) {
+      return Finish(json, {}, kBadInput, request.status(), "verify-receipt");
+    }
+    absl::Status mapped = CheckOpenAiRequest(
+        saved, *request, flags.Get("--nonce"), flags.Get("--model"));
+    if (!mapped.ok()) {
+      return Finish(json, Describe(saved.response(), nullptr),
+                    mapped.code() == absl::StatusCode::kDataLoss
+                        ? kCheckFailed
+                        : kBadInput,
+                    mapped, "verify-receipt");
+    }
   }
   absl::StatusOr<check::CheckedReceipt> receipt =
       check::CheckReceipt(saved.request(), saved.response(), trust->receipt);

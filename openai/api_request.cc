@@ -178,8 +178,7 @@ absl::Status ParseSampling(const Json& body, v1::GenerateRequest& g) {
 }
 
 // The prompt of /v1/completions: one string, or one list of token ids.
-absl::Status ParseCompletionPrompt(const Json& body, const ServedModel& served,
-                                   ApiRequest& r) {
+absl::Status ParseCompletionPrompt(const Json& body, ApiRequest& r) {
   auto it = body.find("prompt");
   constexpr std::string_view kWant =
       "a string, a list of token ids, or a list holding one of them";
@@ -193,11 +192,8 @@ absl::Status ParseCompletionPrompt(const Json& body, const ServedModel& served,
     p = &(*p)[0];  // a batch of one
   }
   if (p->is_string()) {
-    if (served.text == nullptr) {
-      return absl::FailedPreconditionError(
-          "body: prompt: this model has no tokenizer.json, so it takes token "
-          "ids only");
-    }
+    // Tokenized by the prover (ValidateGenerateRequest), which refuses a
+    // text prompt when the model has no tokenizer.
     r.prompt_text = p->get<std::string>();
     r.generate.set_text(r.prompt_text);
     return absl::OkStatus();
@@ -415,7 +411,7 @@ absl::StatusOr<ApiRequest> ParseApiRequest(Endpoint endpoint,
   LP_ASSIGN_OR_RETURN(r.stop, ParseStop(body));
   LP_RETURN_IF_ERROR(ParseSampling(body, r.generate));
   if (endpoint == Endpoint::kCompletions) {
-    LP_RETURN_IF_ERROR(ParseCompletionPrompt(body, served, r));
+    LP_RETURN_IF_ERROR(ParseCompletionPrompt(body, r));
   } else {
     LP_RETURN_IF_ERROR(ParseChatPrompt(body, served, r));
   }

@@ -17,9 +17,14 @@
 #   Hugging Face model to fp32 rounding (F32) or to the quantizers'
 #   activation rounding (Q8_0, Q4_0, Q4_K, Q6_K); an unpermuted control
 #   must differ (tests/peer/llama_cpp_peer.mjs).
+#   OpenAI API: the official `openai` npm client calls the prover's HTTP
+#   API (completions, chat, streams, stop sequences, a nonce, 401/404/400/
+#   413/429), and every response it gets passes `layerproof verify-receipt
+#   --openai-request` (tests/peer/openai_peer.mjs).
 # Usage: scripts/test-peers.sh [BUILD_DIR] (default build); writes
-# BUILD_DIR/peer-tokenizers.json, BUILD_DIR/peer-llama-cpp.json and the
-# GGUF files in BUILD_DIR/peer-gguf/ and BUILD_DIR/peer-llama-cpp/.
+# BUILD_DIR/peer-tokenizers.json, BUILD_DIR/peer-llama-cpp.json, the
+# GGUF files in BUILD_DIR/peer-gguf/ and BUILD_DIR/peer-llama-cpp/ and the
+# saved API responses in BUILD_DIR/peer-openai/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${1:-build}"
@@ -41,3 +46,7 @@ node tests/peer/llama_cpp_peer.mjs --modules "${peers}/llama_cpp" \
   --peer "${build}/tests/peer/peer_llama_cpp" --layerproof "${build}/cli/layerproof" \
   --out "${build}/peer-llama-cpp" \
   --report "${build}/peer-llama-cpp.json"
+rm -rf "${build}/peer-openai"
+node tests/peer/openai_peer.mjs --modules "${peers}" \
+  --server "${build}/tests/peer/peer_openai_server" \
+  --layerproof "${build}/cli/layerproof" --out "${build}/peer-openai"

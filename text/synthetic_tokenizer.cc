@@ -282,6 +282,12 @@ std::string BuildSyntheticTokenizerJson(int64_t vocab_size, uint64_t seed) {
 }
 
 
+// BOS, then "role: content" lines, then "assistant:" for the reply.
+constexpr char kSyntheticChatTemplate[] =
+    "<|begin_of_text|>{% for message in messages %}{{ message['role'] }}: "
+    "{{ message['content'] }}\n{% endfor %}{% if add_generation_prompt %}"
+    "assistant:{% endif %}";
+
 Status SynthesizeTextModel(const kernels::model::ModelConfig& config,
                            const kernels::model::SynthOptions& options,
                            const std::string& out_dir) {
@@ -291,6 +297,13 @@ Status SynthesizeTextModel(const kernels::model::ModelConfig& config,
   out << BuildSyntheticTokenizerJson(config.vocab_size, options.seed);
   out.close();
   if (!out) return kernels::Internal("synth: cannot write " + path);
+  // A plain chat template, so that chats (the OpenAI API's
+  // /v1/chat/completions, `generate --chat`) work on synthetic models too.
+  const std::string jinja = out_dir + "/chat_template.jinja";
+  std::ofstream chat(jinja, std::ios::binary | std::ios::trunc);
+  chat << kSyntheticChatTemplate;
+  chat.close();
+  if (!chat) return kernels::Internal("synth: cannot write " + jinja);
   return kernels::OkStatus();
 }
 

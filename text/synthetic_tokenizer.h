@@ -25,7 +25,8 @@ using kernels::Status;
 std::string BuildSyntheticTokenizerJson(int64_t vocab_size, uint64_t seed);
 
 // kernels::model::SynthesizeModel, then tokenizer.json from
-// BuildSyntheticTokenizerJson(config.vocab_size, options.seed).
+// BuildSyntheticTokenizerJson(config.vocab_size, options.seed) and a plain
+// chat_template.jinja ("<|begin_of_text|>" then "role: content" lines).
 Status SynthesizeTextModel(const kernels::model::ModelConfig& config,
                            const kernels::model::SynthOptions& options,
                            const std::string& out_dir);
