@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -64,6 +65,53 @@ TEST(BatchScheduler, EnqueueAllPutsEveryRequestInTheFirstStep) {
     ASSERT_TRUE(got.ok());
     EXPECT_EQ(outputs[i], got->output) << "request " << i;
   }
+  scheduler.Drain(absl::Now());
+}
+
+// A sink that returns false ends its sequence right after that token (a
+// client's stop string): the output is exactly the tokens up to it, the
+// finish is CANCELLED, and a sequence beside it runs on undisturbed.
+TEST(BatchScheduler, SinkReturningFalseEndsTheSequenceAfterThatToken) {
+  auto synth = model::testing::MakeSynthModel("prover_sched_stop", false);
+  auto executor = model::MakeHostExecutor(*kernels::DefaultBackend());
+  auto engine = model::Engine::Create(*synth->model, executor.get());
+  ASSERT_TRUE(engine.ok());
+  BatchScheduler scheduler(**engine, 8);
+  absl::Mutex mu;
+  int finished = 0;
+  std::vector<model::FinishedSequence> got(2);
+  std::vector<int> seen(2, 0);
+  std::vector<ScheduledGeneration> gs;
+  for (int i = 0; i < 2; ++i) {
+    ScheduledGeneration g;
+    g.request.prompt = {5, 6, 7};
+    g.request.max_new_tokens = 12;
+    g.request.ignore_eos = true;
+    // Request 0 stops after its third token; request 1 never stops.
+    g.on_token = [&, i](int32_t) {
+      absl::MutexLock lock(&mu);
+      return !(i == 0 && ++seen[i] == 3);
+    };
+    g.on_finished = [&, i](absl::StatusOr<model::FinishedSequence> f) {
+      absl::MutexLock lock(&mu);
+      ASSERT_TRUE(f.ok());
+      got[i] = *std::move(f);
+      ++finished;
+    };
+    gs.push_back(std::move(g));
+  }
+  ASSERT_TRUE(scheduler.EnqueueAll(std::move(gs)).ok());
+  {
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(+[](int* n) { return *n == 2; }, &finished));
+  }
+  EXPECT_EQ(got[0].output.size(), 3u);
+  EXPECT_EQ(got[0].finish, model::FinishReason::kCancelled);
+  EXPECT_EQ(got[1].output.size(), 12u);
+  EXPECT_EQ(got[1].finish, model::FinishReason::kMaxTokens);
+  // The stopped output is the first three tokens of the full one.
+  EXPECT_TRUE(std::equal(got[0].output.begin(), got[0].output.end(),
+                         got[1].output.begin()));
   scheduler.Drain(absl::Now());
 }
 
