@@ -242,6 +242,16 @@ absl::StatusOr<ClientResult> Cluster::Generate(
     return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
                         status.error_message());
   }
+  absl::StatusOr<check::CheckedReceipt> receipt =
+      CheckReceipt(request, result.response);
+  if (!receipt.ok()) return receipt.status();
+  result.commitment = receipt->commitment;
+  result.promised = receipt->promise.has_value();
+  return result;
+}
+
+absl::StatusOr<check::CheckedReceipt> Cluster::CheckReceipt(
+    const v1::GenerateRequest& request, const v1::GenerateResponse& response) {
   // What every client checks (check/receipt.h), with the keys of the
   // provers this cluster started and the verifier's log key.
   check::ReceiptTrust trust;
@@ -249,12 +259,7 @@ absl::StatusOr<ClientResult> Cluster::Generate(
   const store::CheckpointVerifier log_key(kVerifierId,
                                           verifier_key_->public_key());
   trust.log = {&log_key, kLogOrigin};
-  absl::StatusOr<check::CheckedReceipt> receipt =
-      check::CheckReceipt(request, result.response, trust);
-  if (!receipt.ok()) return receipt.status();
-  result.commitment = receipt->commitment;
-  result.promised = receipt->promise.has_value();
-  return result;
+  return check::CheckReceipt(request, response, trust);
 }
 
 std::vector<v1::Verdict> Cluster::Verdicts(const std::string& request_id) {

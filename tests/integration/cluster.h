@@ -22,6 +22,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "check/receipt.h"
 #include "kernels/dispatch.h"
 #include "kernels/model/engine.h"
 #include "kernels/model/executor.h"
@@ -155,6 +156,11 @@ class Cluster {
                                         uint32_t max_tokens,
                                         const v1::SamplingParams& sampling,
                                         const std::string& nonce = "");
+
+  // check::CheckReceipt of `response` against `request`, trusting the
+  // started provers' keys and the verifier's log key.
+  absl::StatusOr<check::CheckedReceipt> CheckReceipt(
+      const v1::GenerateRequest& request, const v1::GenerateResponse& response);
 
   // All verdicts on `request_id`, parsed.
   std::vector<v1::Verdict> Verdicts(const std::string& request_id);
