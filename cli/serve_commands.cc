@@ -6,7 +6,10 @@
 // Once serving, one JSON line goes to stdout,
 //   {"event":"listening","node":"prover","address":"127.0.0.1:7001"}
 // so that scripts and tests started with port 0 learn the port.
+#include <algorithm>
+#include <charconv>
 #include <csignal>
+#include <filesystem>
 #include <cstdio>
 #include <functional>
 #include <initializer_list>
@@ -19,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "cli/engine_setup.h"
+#include "cli/file_io.h"
 #include "cli/flags.h"
 #include "cli/store_commands.h"
 #include "prover/prover_node.h"
@@ -40,11 +44,18 @@ constexpr char kServeUsage[] =
     "    [--prover-id ID] [--backend B]\n"
     "    [--threads N] [--max-sequences N] [--max-new-tokens N]\n"
     "    [--receipt-wait-ms N] [--retention-hours N] [--max-opening-mb N]\n"
+    "    [--http-listen ADDR [--served-model-name NAME] [--api-keys FILE]\n"
+    "     [--http-max-in-flight N]]\n"
     "  Serves Inference and Opening; commits to every request and submits\n"
     "  the commitments to the verifier's log at --verifier. Every checkpoint\n"
     "  the log sends must be signed by --log-key (the verifier's public key,\n"
     "  PEM; key name and origin layerproof/ID from --verifier-id, default\n"
     "  verifier-1) and extend the last one before a client sees it.\n"
+    "  --http-listen also serves the OpenAI-compatible HTTP API there\n"
+    "  (docs/openai-api.md), with the --tls-cert/--tls-key of the gRPC\n"
+    "  server (plaintext with --insecure, loopback only); requests name the\n"
+    "  model NAME (default: the --model directory's name); --api-keys FILE\n"
+    "  ({\"<key>\": \"<client>\"}) requires Authorization: Bearer <key>.\n"
     "\n"
     "layerproof serve verifier --model DIR --key KEY --db DIR --listen ADDR\n"
     "    --provers FILE [--verifier-id ID] [--audit-rate A]\n"
@@ -234,12 +245,69 @@ std::string MissingFlag(const Flags& flags,
   return "";
 }
 
+// The HTTP API's options from --http-* (and the gRPC server's TLS).
+absl::StatusOr<prover::HttpApiOptions> HttpApiFromFlags(
+    const Flags& flags, const Transport& transport) {
+  prover::HttpApiOptions o;
+  const std::string listen = flags.Get("--http-listen");
+  const size_t colon = listen.rfind(':');
+  std::string error;
+  int port = -1;
+  if (colon != std::string::npos) {
+    const char* begin = listen.data() + colon + 1;
+    const char* end = listen.data() + listen.size();
+    const auto [ptr, ec] = std::from_chars(begin, end, port);
+    if (ec != std::errc() || ptr != end || begin == end || port > 65535) {
+      port = -1;
+    }
+  }
+  if (port < 0) {
+    return absl::InvalidArgumentError(
+        "--http-listen: got \"" + listen + "\", want HOST:PORT");
+  }
+  o.host = listen.substr(0, colon);
+  if (o.host.size() >= 2 && o.host.front() == '[' && o.host.back() == ']') {
+    o.host = o.host.substr(1, o.host.size() - 2);
+  }
+  o.port = port;
+  if (transport.insecure) {
+    if (!rpc::IsLoopbackListenAddress(listen)) {
+      return absl::InvalidArgumentError(
+          "--http-listen: --insecure serves plaintext, so only on loopback");
+    }
+    o.insecure = true;
+  } else {
+    o.tls_cert_file = transport.server.cert_file;
+    o.tls_key_file = transport.server.key_file;
+  }
+  const std::string model = flags.Get("--model");
+  o.model_name = flags.Get(
+      "--served-model-name",
+      std::filesystem::path(model).lexically_normal().filename().string());
+  if (o.model_name.empty()) o.model_name = "model";
+  if (flags.Has("--api-keys")) {
+    absl::StatusOr<std::string> text =
+        ReadWholeFile(flags.Get("--api-keys"), 1 << 20);
+    if (!text.ok()) return text.status();
+    LP_ASSIGN_OR_RETURN(o.api_keys, prover::ParseApiKeys(
+                                        *text, flags.Get("--api-keys")));
+  }
+  const auto in_flight = flags.GetInt("--http-max-in-flight", o.max_in_flight,
+                                      1, 4096, &error);
+  if (!in_flight) return absl::InvalidArgumentError(error);
+  o.max_in_flight = static_cast<int>(*in_flight);
+  o.threads = std::max(o.threads, o.max_in_flight + 8);
+  return o;
+}
+
 int RunServeProver(const std::vector<std::string>& args) {
   Flags flags(
       With({"--model", "--key", "--listen", "--verifier", "--journal",
             "--log-key", "--verifier-id", "--prover-id", "--backend",
             "--threads", "--max-sequences", "--max-new-tokens",
-            "--receipt-wait-ms", "--retention-hours", "--max-opening-mb"},
+            "--receipt-wait-ms", "--retention-hours", "--max-opening-mb",
+            "--http-listen", "--served-model-name", "--api-keys",
+            "--http-max-in-flight"},
            With(kTransportFlags, kPeerFlags)),
       {"--insecure", "--help"});
   std::string error;
@@ -310,6 +378,14 @@ int RunServeProver(const std::vector<std::string>& args) {
   options.insecure = transport->insecure;
   auto node = prover::ProverNode::Create(std::move(options));
   if (!node.ok()) return Fail("serve prover", node.status());
+  if (flags.Has("--http-listen")) {
+    absl::StatusOr<prover::HttpApiOptions> http =
+        HttpApiFromFlags(flags, *transport);
+    if (!http.ok()) return ServeUsage(std::string(http.status().message()));
+    absl::StatusOr<int> port = (*node)->StartHttpApi(*std::move(http));
+    if (!port.ok()) return Fail("--http-listen", port.status());
+    PrintListening("prover-http", flags.Get("--http-listen"), *port);
+  }
 
   // Drain: finish and commit requests in flight while the server still
   // answers them (and serves openings of the last commitments).

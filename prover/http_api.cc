@@ -18,11 +18,13 @@
 #include "store/internal/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "kernels/model/json_fields.h"
 #include "openai/api_request.h"
 #include "openai/api_response.h"
 #include "openai/text_stream.h"
 #include "prover/internal/services.h"
 #include "rpc/structured_log.h"
+#include "store/status.h"
 
 namespace layerproof::prover {
 namespace {
@@ -357,6 +359,43 @@ void HttpApi::Impl::Answer(openai::Endpoint endpoint,
         // The slot is free once the pipeline is done with the request too.
         Release(client);
       });
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ParseApiKeys(
+    std::string_view json, std::string_view source) {
+  kernels::StatusOr<kernels::model::internal::Json> root =
+      kernels::model::internal::ParseJson(json, source);
+  if (!root.ok()) return store::ToAbslStatus(root.status());
+  if (!root->is_object()) {
+    return absl::InvalidArgumentError(
+        Cat(std::string(source), ": want a JSON object {key: client}"));
+  }
+  const auto printable = [](std::string_view s, bool spaces) {
+    for (char c : s) {
+      if (c < (spaces ? 0x20 : 0x21) || c > 0x7e) return false;
+    }
+    return true;
+  };
+  std::map<std::string, std::string> keys;
+  size_t i = 0;
+  for (const auto& [key, client] : root->items()) {
+    ++i;
+    const std::string where = Cat(std::string(source), ": entry ", i);
+    if (!client.is_string() || client.get<std::string>().empty() ||
+        client.get<std::string>().size() > 128 ||
+        !printable(client.get<std::string>(), true)) {
+      return absl::InvalidArgumentError(Cat(
+          where, ": the client must be 1 to 128 printable ASCII characters"));
+    }
+    if (key.size() < 16 || key.size() > 256 || !printable(key, false)) {
+      return absl::InvalidArgumentError(
+          Cat(where, " (client ", client.get<std::string>(),
+              "): the key must be 16 to 256 printable ASCII characters "
+              "without spaces"));
+    }
+    keys.emplace(key, client.get<std::string>());
+  }
+  return keys;
 }
 
 HttpApi::HttpApi(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

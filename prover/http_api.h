@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -58,6 +59,14 @@ struct HttpApiOptions {
   int max_in_flight_per_client = 8;
   absl::Duration io_timeout = absl::Seconds(30);
 };
+
+// An API keys file (`serve prover --api-keys FILE`): a JSON object from
+// each Bearer key (16 to 256 printable ASCII characters, no spaces) to the
+// client identity it stands for (1 to 128 printable ASCII characters),
+// e.g. {"sk-team-a-0f3c9e1d2b7a": "team-a"}. Errors name `source` and the
+// identity or the entry's position, never a key.
+absl::StatusOr<std::map<std::string, std::string>> ParseApiKeys(
+    std::string_view json, std::string_view source);
 
 class HttpApi {
  public:

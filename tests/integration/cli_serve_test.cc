@@ -5,6 +5,7 @@
 // SIGTERM shuts both down cleanly (exit 0), the prover only after the
 // requests in flight have finished and their commitments are logged.
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <atomic>
 #include <filesystem>
@@ -70,13 +71,40 @@ TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
             "1", "--layers-per-audit", "2"},
            "verifier-1"));
   ASSERT_FALSE(verifier.address().empty());
+  std::ofstream(root + "/api-keys.json")
+      << R"({"sk-cli-serve-test-0001": "team-a"})";
   NodeProcess prover(
       with({"serve", "prover", "--model", cluster.model_dir(), "--key",
             root + "/prover.key", "--listen", prover_address, "--verifier",
             verifier.address(), "--log-key", root + "/verifier.pub",
-            "--journal", root + "/journal"},
-           "prover-1"));
+            "--journal", root + "/journal", "--http-listen", "127.0.0.1:0",
+            "--served-model-name", "tiny", "--api-keys",
+            root + "/api-keys.json"},
+           "prover-1"),
+      /*lines=*/2);
   ASSERT_EQ(prover.address(), prover_address);
+
+  // The OpenAI-compatible API, over TLS with the server's certificate:
+  // Bearer key required, the served name is the model.
+  {
+    ASSERT_FALSE(prover.http_address().empty());
+    const std::string& http = prover.http_address();
+    httplib::SSLClient api(http.substr(0, http.rfind(':')),
+                           std::stoi(http.substr(http.rfind(':') + 1)));
+    api.set_ca_cert_path(certs.Pem("ca").c_str());
+    api.enable_server_certificate_verification(true);
+    const std::string body =
+        R"({"model": "tiny", "prompt": "the quick brown fox", "max_tokens": 3})";
+    auto anonymous = api.Post("/v1/completions", body, "application/json");
+    ASSERT_TRUE(anonymous) << httplib::to_string(anonymous.error());
+    EXPECT_EQ(anonymous->status, 401);
+    api.set_bearer_token_auth("sk-cli-serve-test-0001");
+    auto served = api.Post("/v1/completions", body, "application/json");
+    ASSERT_TRUE(served) << httplib::to_string(served.error());
+    EXPECT_EQ(served->status, 200) << served->body;
+    EXPECT_NE(served->body.find("\"layerproof\""), std::string::npos);
+    EXPECT_FALSE(served->get_header_value("X-LayerProof-Request-Id").empty());
+  }
 
   // Under mTLS, Generate needs role client: a certificate from the CA
   // without it is refused.

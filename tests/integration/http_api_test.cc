@@ -148,6 +148,31 @@ TEST(HttpApi, OptionsAreChecked) {
               HasSubstr("cannot load the TLS certificate"));
 }
 
+TEST(HttpApi, ApiKeysFileIsCheckedWithoutEchoingKeys) {
+  auto keys = prover::ParseApiKeys(
+      R"({"sk-0123456789abcdef": "team-a", "sk-fedcba9876543210": "team b"})",
+      "keys.json");
+  ASSERT_TRUE(keys.ok()) << keys.status();
+  EXPECT_EQ(keys->at("sk-0123456789abcdef"), "team-a");
+  EXPECT_EQ(keys->size(), 2u);
+  const auto short_key =
+      prover::ParseApiKeys(R"({"sk-short": "team-a"})", "keys.json").status();
+  EXPECT_THAT(short_key.message(),
+              HasSubstr("keys.json: entry 1 (client team-a): the key must be"));
+  EXPECT_THAT(short_key.message(), ::testing::Not(HasSubstr("sk-short")));
+  EXPECT_THAT(prover::ParseApiKeys(R"({"sk-0123456789abcdef": 5})", "k")
+                  .status()
+                  .message(),
+              HasSubstr("k: entry 1: the client must be"));
+  EXPECT_THAT(prover::ParseApiKeys(R"({"sk-0123456789abcdef": "a",
+                                       "sk-0123456789abcdef": "b"})",
+                                   "k")
+                  .status()
+                  .message(),
+              HasSubstr("k: bad JSON"));
+  EXPECT_FALSE(prover::ParseApiKeys("[]", "k").ok());
+}
+
 // While the prover drains, new completions get 503 and the one in flight
 // still gets its answer and receipt.
 TEST(HttpApi, DrainingProverAnswers503AndFinishesWhatItHas) {

@@ -33,8 +33,11 @@ inline int ReservePort() {
 
 class NodeProcess {
  public:
-  // Runs LP_LAYERPROOF_BINARY with `args` and waits for its listening line.
-  explicit NodeProcess(std::vector<std::string> args) : args_(std::move(args)) {
+  // Runs LP_LAYERPROOF_BINARY with `args` and waits for its listening
+  // lines: `lines` of them (a prover with --http-listen prints its HTTP
+  // API's first, as node "prover-http").
+  explicit NodeProcess(std::vector<std::string> args, int lines = 1)
+      : args_(std::move(args)) {
     // argv is built before fork: the child of a threaded process may only
     // make async-signal-safe calls before exec.
     std::vector<char*> argv = {binary_.data()};
@@ -50,18 +53,25 @@ class NodeProcess {
       _exit(127);
     }
     close(out[1]);
-    std::string line;
-    char c;
-    while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
-    close(out[0]);
-    EXPECT_NE(line.find("\"event\":\"listening\""), std::string::npos)
-        << "the node said: " << line;
-    const std::string key = "\"address\":\"";
-    const size_t at = line.find(key);
-    if (at != std::string::npos) {
+    for (int i = 0; i < lines; ++i) {
+      std::string line;
+      char c;
+      while (read(out[0], &c, 1) == 1 && c != '\n') line += c;
+      EXPECT_NE(line.find("\"event\":\"listening\""), std::string::npos)
+          << "the node said: " << line;
+      const std::string key = "\"address\":\"";
+      const size_t at = line.find(key);
+      if (at == std::string::npos) break;
       const size_t begin = at + key.size();
-      address_ = line.substr(begin, line.find('"', begin) - begin);
+      const std::string address =
+          line.substr(begin, line.find('"', begin) - begin);
+      if (line.find("\"node\":\"prover-http\"") != std::string::npos) {
+        http_address_ = address;
+      } else {
+        address_ = address;
+      }
     }
+    close(out[0]);
   }
   ~NodeProcess() { Kill(SIGKILL); }
   NodeProcess(const NodeProcess&) = delete;
@@ -69,6 +79,8 @@ class NodeProcess {
 
   // "127.0.0.1:PORT" as the node printed it.
   const std::string& address() const { return address_; }
+  // The HTTP API's, when the node serves one.
+  const std::string& http_address() const { return http_address_; }
   // Sends `sig` and reaps the process.
   void Kill(int sig) {
     if (pid_ <= 0) return;
@@ -85,6 +97,7 @@ class NodeProcess {
   std::string binary_ = LP_LAYERPROOF_BINARY;
   std::vector<std::string> args_;
   std::string address_;
+  std::string http_address_;
   pid_t pid_ = -1;
   int exit_status_ = 0;
 };
