@@ -9,6 +9,7 @@
 
 #include "openai/api_request.h"
 #include "openai/api_response.h"
+#include "openai/text_stream.h"
 #include "store/status.h"
 #include "text/model_text.h"
 
@@ -86,7 +87,12 @@ absl::Status CheckOpenAiRequest(const v1::SavedReceipt& saved,
         "maps to: " +
         difference);
   }
-  return absl::OkStatus();
+  if (text == nullptr) return absl::OkStatus();
+  const v1::GenerateResponse& r = saved.response();
+  return openai::CheckStopStrings(
+      std::vector<int32_t>(r.output_token_ids().begin(),
+                           r.output_token_ids().end()),
+      r.finish_reason(), api->stop, text->tokenizer());
 }
 
 }  // namespace layerproof::cli

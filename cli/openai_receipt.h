@@ -6,7 +6,9 @@
 // is the model's chat template), the GenerateRequest the receipt binds is
 // derived again with the prover's own mapping (openai/api_request.h) and
 // must be the same, so a prover cannot have run another prompt, other
-// sampling or another seed than the ones asked for.
+// sampling or another seed than the ones asked for. With --model the stop
+// strings are checked too (openai::CheckStopStrings): the output neither
+// runs past one nor stops short of one.
 #ifndef LAYERPROOF_CLI_OPENAI_RECEIPT_H_
 #define LAYERPROOF_CLI_OPENAI_RECEIPT_H_
 

@@ -2,8 +2,12 @@
 
 #include <algorithm>
 
+#include "store/internal/str_cat.h"
+
 namespace layerproof::openai {
 namespace {
+
+using store::internal::Cat;
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
 
@@ -32,6 +36,26 @@ size_t FindStop(std::string_view text, const std::vector<std::string>& stops) {
     first = std::min(first, text.find(s));
   }
   return first;
+}
+
+absl::Status CheckStopStrings(const std::vector<int32_t>& output,
+                              v1::FinishReason finish,
+                              const std::vector<std::string>& stops,
+                              const text::Tokenizer& tokenizer) {
+  TextStream replay(&tokenizer, stops);
+  for (size_t i = 0; i < output.size(); ++i) {
+    if (replay.Add(output[i]) && i + 1 < output.size()) {
+      return absl::DataLossError(Cat(
+          "the output ran past a stop string: it appears at output token ", i,
+          " of ", output.size()));
+    }
+  }
+  if (!replay.stopped() && finish == v1::FINISH_REASON_CANCELLED) {
+    return absl::DataLossError(
+        "the output was cut short: the finish reason is CANCELLED, but no "
+        "stop string appears in its text");
+  }
+  return absl::OkStatus();
 }
 
 bool TextStream::Add(int32_t id) {

@@ -16,12 +16,24 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "layerproof/v1/records.pb.h"
 #include "text/tokenizer.h"
 
 namespace layerproof::openai {
 
 // Where the earliest of `stops` begins in `text`, or npos.
 size_t FindStop(std::string_view text, const std::vector<std::string>& stops);
+
+// The stop-string rule a client checks on its own receipt (the commitment
+// cannot: stop strings stay between the client and the prover): replaying
+// `output` through a TextStream, a stop string appears exactly at the last
+// token, or not at all and the finish is not CANCELLED (a prover that
+// cut the output short and blamed the client). DataLoss naming what broke.
+absl::Status CheckStopStrings(const std::vector<int32_t>& output,
+                              v1::FinishReason finish,
+                              const std::vector<std::string>& stops,
+                              const text::Tokenizer& tokenizer);
 
 class TextStream {
  public:

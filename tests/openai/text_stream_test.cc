@@ -90,6 +90,34 @@ TEST(TextStream, HoldsBackACharacterCutMidSequence) {
   EXPECT_EQ(s.Flush(), "");
 }
 
+TEST(CheckStopStrings, HoldsTheOutputToItsStopStrings) {
+  auto text = testing::SyntheticText();
+  const text::Tokenizer& t = text->tokenizer();
+  auto ids = t.Encode("the cat sat on the mat and then it slept", false);
+  ASSERT_TRUE(ids.ok());
+  // Where "mat" completes.
+  TextStream s(&t, {"mat"});
+  size_t k = 0;
+  while (k < ids->size() && !s.Add((*ids)[k])) ++k;
+  ASSERT_LT(k, ids->size());
+  const std::vector<int32_t> honest(ids->begin(), ids->begin() + k + 1);
+  EXPECT_TRUE(
+      CheckStopStrings(honest, v1::FINISH_REASON_CANCELLED, {"mat"}, t).ok());
+  // Ran on past the stop string to bill more tokens.
+  const absl::Status past =
+      CheckStopStrings(*ids, v1::FINISH_REASON_MAX_TOKENS, {"mat"}, t);
+  EXPECT_EQ(past.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(past.message().find("ran past a stop string"),
+            absl::string_view::npos);
+  // Cut short, blaming a stop string that is not there.
+  const std::vector<int32_t> short_cut(ids->begin(), ids->begin() + k);
+  const absl::Status cut =
+      CheckStopStrings(short_cut, v1::FINISH_REASON_CANCELLED, {"mat"}, t);
+  EXPECT_EQ(cut.code(), absl::StatusCode::kDataLoss);
+  // No stop strings at all: any honest finish but CANCELLED.
+  EXPECT_TRUE(CheckStopStrings(*ids, v1::FINISH_REASON_MAX_TOKENS, {}, t).ok());
+}
+
 TEST(TextStream, WithoutATokenizerThereIsNoText) {
   TextStream s(nullptr, {"x"});
   EXPECT_FALSE(s.Add(5));
