@@ -122,6 +122,7 @@ class LoopbackNodes {
     return t;
   }
   verifier::VerifierNode& verifier() { return *verifier_; }
+  prover::ProverNode& prover() { return *prover_; }
   const store::Ed25519PublicKey& verifier_key() const {
     return verifier_->public_key();
   }
