@@ -32,6 +32,8 @@
 #include "kernels/dispatch.h"
 #include "kernels/model/synth.h"
 #include "layerproof/v1/inference.grpc.pb.h"
+#include "prover/prover_metrics.h"
+#include "rpc/metrics.h"
 #include "rpc/tls.h"
 #include "text/synthetic_tokenizer.h"
 
@@ -224,6 +226,96 @@ int RunHttpBench(int argc, char** argv) {
     std::printf("| %d | %.2f | %.2f | %+.2f | %.1f | %.1f | %.3f |\n", streams,
                 gt, ht, ht - gt, gs, hs, hs / gs);
   }
+
+  // Metrics: the same gRPC streams on four fresh provers, created in the
+  // order counting, bare, bare, counting (bare: ProverOptions::
+  // record_metrics = false), so that what a node's place costs (measured:
+  // 2-4% between two identical nodes) falls on both sides alike. Rounds
+  // visit the four in a rotating order; the counting ones are scraped
+  // after every round.
+  std::vector<std::unique_ptr<LoopbackNodes>> provers;
+  std::vector<std::unique_ptr<v1::Inference::Stub>> stubs;
+  std::vector<std::unique_ptr<rpc::MetricsServer>> scraped;
+  const bool counts[4] = {true, false, false, true};
+  for (int i = 0; i < 4; ++i) {
+    provers.push_back(std::make_unique<LoopbackNodes>(
+        *model, backend, dir + "/nodes-" + std::to_string(i),
+        verifier::AuditPolicy{0.0, 1}, counts[i]));
+    stubs.push_back(v1::Inference::NewStub(grpc::CreateChannel(
+        provers.back()->prover_address(), grpc::InsecureChannelCredentials())));
+    if (counts[i]) {
+      scraped.push_back(Must(rpc::MetricsServer::Start(
+                                 "127.0.0.1", 0, provers.back()->prover().metrics()),
+                             "metrics server"));
+    }
+  }
+  std::printf(
+      "\n| streams | tok/s counting nothing | tok/s with metrics (scraped "
+      "each round) | with / without |\n|---|---|---|---|\n");
+  std::vector<double> on_one_stream_tokens_per_s;
+  for (int streams : {1, 4}) {
+    Totals on, off;
+    for (int r = -1; r < trials; ++r) {  // round -1 warms up
+      for (int k = 0; k < 4; ++k) {
+        const int i = (r + 4 + k) % 4;
+        Totals& t = counts[i] ? on : off;
+        Round(streams,
+              [&](int s) {
+                return GrpcStream(*stubs[i], Prompt(32, s, vocab), tokens);
+              },
+              r, t);
+      }
+      for (const auto& m : scraped) {
+        httplib::Client scraper("127.0.0.1", m->port());
+        auto got = scraper.Get("/metrics");
+        if (!got || got->status != 200) Die("scrape", "/metrics");
+      }
+      if (r < 0) on = {}, off = {};
+    }
+    const double a = Median(off.tokens_per_s), b = Median(on.tokens_per_s);
+    std::printf("| %d | %.1f | %.1f | %.3f |\n", streams, a, b, b / a);
+    if (streams == 1) on_one_stream_tokens_per_s = on.tokens_per_s;
+  }
+
+  // What counting costs, measured directly: the per-token work (a clock
+  // read and a histogram observation), the per-request work (the counters)
+  // and one scrape, against the time of one token at 1 stream.
+  prometheus::Registry registry;
+  prover::ProverMetrics m(registry);
+  constexpr int kReps = 1000000;
+  auto t0 = Clock::now();
+  absl::Time last = absl::Now();
+  for (int i = 0; i < kReps; ++i) {
+    const absl::Time now = absl::Now();
+    m.time_per_output_token.Observe(absl::ToDoubleSeconds(now - last));
+    last = now;
+  }
+  const double per_token_ns =
+      std::chrono::duration<double, std::nano>(Clock::now() - t0).count() /
+      kReps;
+  t0 = Clock::now();
+  for (int i = 0; i < kReps / 10; ++i) {
+    m.CountRequest("grpc", absl::StatusCode::kOk);
+    m.prompt_tokens.Increment(32);
+    m.output_tokens.Increment(64);
+  }
+  const double per_request_ns =
+      std::chrono::duration<double, std::nano>(Clock::now() - t0).count() /
+      (kReps / 10);
+  t0 = Clock::now();
+  for (int i = 0; i < 100; ++i) {
+    (void)provers[0]->prover().metrics().Scrape();
+  }
+  const double scrape_us =
+      std::chrono::duration<double, std::micro>(Clock::now() - t0).count() /
+      100;
+  const double token_us = 1e6 / Median(on_one_stream_tokens_per_s);
+  std::printf(
+      "\ncounting: %.0f ns per token, %.0f ns per request, %.0f us per "
+      "scrape; one token at 1 stream takes %.0f us, so counting is %.4f%% of "
+      "it\n",
+      per_token_ns, per_request_ns, scrape_us, token_us,
+      100.0 * per_token_ns / (token_us * 1000.0));
   return 0;
 }
 

@@ -49,7 +49,8 @@ class LoopbackNodes {
   // databases in `dir`/verifier and `dir`/journal (removed first).
   LoopbackNodes(const kernels::model::Model& model, kernels::Backend* backend,
                 const std::filesystem::path& dir,
-                const verifier::AuditPolicy& policy) {
+                const verifier::AuditPolicy& policy,
+                bool record_metrics = true) {
     namespace km = kernels::model;
     verifier_executor_ = Must(km::MakeExecutor(backend), "executor");
     prover_executor_ = Must(km::MakeExecutor(backend), "executor");
@@ -84,6 +85,7 @@ class LoopbackNodes {
         "bench-verifier", verifier_key_->public_key());
     po.log_origin = "layerproof/bench-verifier";
     po.insecure = true;
+    po.record_metrics = record_metrics;
     prover_ =
         Must(prover::ProverNode::Create(std::move(po)), "ProverNode::Create");
     rpc::ServerConfig pc;

@@ -27,6 +27,7 @@
 #include "cli/store_commands.h"
 #include "prover/prover_node.h"
 #include "store/crypto.h"
+#include "rpc/metrics.h"
 #include "rpc/roles.h"
 #include "rpc/server.h"
 #include "rpc/tls.h"
@@ -65,6 +66,10 @@ constexpr char kServeUsage[] =
     "FILE\n"
     "  (docs/protocol.md) and audits a random fraction A of them.\n"
     "\n"
+    "Metrics (both; docs/operations.md): --metrics-listen ADDR serves\n"
+    "  Prometheus metrics on GET /metrics there (plaintext: counts and\n"
+    "  durations, never request contents or keys).\n"
+    "\n"
     "Transport (both; docs/security.md):\n"
     "  --tls-cert FILE --tls-key FILE  this server's certificate and key\n"
     "  --tls-ca FILE       require client certificates signed by this CA\n"
@@ -78,7 +83,9 @@ constexpr char kServeUsage[] =
     "  --peer-rate N       calls per second per peer address (default 500)\n"
     "  --peer-burst N      calls at once before the rate applies (1000)\n"
     "  --peer-in-flight N  calls admitted and not finished per peer (256)\n"
-    "On start one JSON line {\"event\":\"listening\",...} goes to stdout.\n"
+    "On start one JSON line {\"event\":\"listening\",\"node\":...} per server\n"
+    "goes to stdout (prover-http, prover-metrics, verifier-metrics), the\n"
+    "gRPC server's (node prover or verifier) last.\n"
     "SIGINT or SIGTERM shuts down gracefully. Exit 0 after a clean\n"
     "shutdown, 1 on a runtime error, 2 on a usage error.\n";
 
@@ -245,31 +252,54 @@ std::string MissingFlag(const Flags& flags,
   return "";
 }
 
-// The HTTP API's options from --http-* (and the gRPC server's TLS).
-absl::StatusOr<prover::HttpApiOptions> HttpApiFromFlags(
-    const Flags& flags, const Transport& transport) {
-  prover::HttpApiOptions o;
-  const std::string listen = flags.Get("--http-listen");
-  const size_t colon = listen.rfind(':');
-  std::string error;
+// HOST:PORT (HOST may be [v6]) of `flag`'s value; InvalidArgument naming
+// the flag otherwise.
+absl::StatusOr<std::pair<std::string, int>> HostPort(const Flags& flags,
+                                                     const std::string& flag) {
+  const std::string value = flags.Get(flag);
+  const size_t colon = value.rfind(':');
   int port = -1;
   if (colon != std::string::npos) {
-    const char* begin = listen.data() + colon + 1;
-    const char* end = listen.data() + listen.size();
+    const char* begin = value.data() + colon + 1;
+    const char* end = value.data() + value.size();
     const auto [ptr, ec] = std::from_chars(begin, end, port);
     if (ec != std::errc() || ptr != end || begin == end || port > 65535) {
       port = -1;
     }
   }
   if (port < 0) {
-    return absl::InvalidArgumentError(
-        "--http-listen: got \"" + listen + "\", want HOST:PORT");
+    return absl::InvalidArgumentError(flag + ": got \"" + value +
+                                      "\", want HOST:PORT");
   }
-  o.host = listen.substr(0, colon);
-  if (o.host.size() >= 2 && o.host.front() == '[' && o.host.back() == ']') {
-    o.host = o.host.substr(1, o.host.size() - 2);
+  std::string host = value.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
   }
-  o.port = port;
+  return std::make_pair(host, port);
+}
+
+// --metrics-listen: the node's /metrics (plaintext: counts and durations
+// only), or null without the flag. Prints its listening line.
+absl::StatusOr<std::unique_ptr<rpc::MetricsServer>> StartMetrics(
+    const Flags& flags, const char* node, const rpc::NodeMetrics& metrics) {
+  if (!flags.Has("--metrics-listen")) return nullptr;
+  LP_ASSIGN_OR_RETURN(const auto host_port, HostPort(flags, "--metrics-listen"));
+  LP_ASSIGN_OR_RETURN(
+      std::unique_ptr<rpc::MetricsServer> server,
+      rpc::MetricsServer::Start(host_port.first, host_port.second, metrics));
+  PrintListening(node, flags.Get("--metrics-listen"), server->port());
+  return server;
+}
+
+// The HTTP API's options from --http-* (and the gRPC server's TLS).
+absl::StatusOr<prover::HttpApiOptions> HttpApiFromFlags(
+    const Flags& flags, const Transport& transport) {
+  prover::HttpApiOptions o;
+  const std::string listen = flags.Get("--http-listen");
+  std::string error;
+  LP_ASSIGN_OR_RETURN(const auto host_port, HostPort(flags, "--http-listen"));
+  o.host = host_port.first;
+  o.port = host_port.second;
   if (transport.insecure) {
     if (!rpc::IsLoopbackListenAddress(listen)) {
       return absl::InvalidArgumentError(
@@ -307,7 +337,7 @@ int RunServeProver(const std::vector<std::string>& args) {
             "--threads", "--max-sequences", "--max-new-tokens",
             "--receipt-wait-ms", "--retention-hours", "--max-opening-mb",
             "--http-listen", "--served-model-name", "--api-keys",
-            "--http-max-in-flight"},
+            "--http-max-in-flight", "--metrics-listen"},
            With(kTransportFlags, kPeerFlags)),
       {"--insecure", "--help"});
   std::string error;
@@ -386,6 +416,9 @@ int RunServeProver(const std::vector<std::string>& args) {
     if (!port.ok()) return Fail("--http-listen", port.status());
     PrintListening("prover-http", flags.Get("--http-listen"), *port);
   }
+  // Declared after the node, so destroyed before it.
+  auto metrics = StartMetrics(flags, "prover-metrics", (*node)->metrics());
+  if (!metrics.ok()) return Fail("--metrics-listen", metrics.status());
 
   // Drain: finish and commit requests in flight while the server still
   // answers them (and serves openings of the last commitments).
@@ -399,7 +432,7 @@ int RunServeVerifier(const std::vector<std::string>& args) {
   Flags flags(With({"--model", "--key", "--db", "--listen", "--provers",
                     "--verifier-id", "--audit-rate", "--layers-per-audit",
                     "--audit-threads", "--opening-timeout-ms", "--backend",
-                    "--threads"},
+                    "--threads", "--metrics-listen"},
                    With(kTransportFlags, kPeerFlags)),
               {"--insecure", "--help"});
   std::string error;
@@ -455,6 +488,8 @@ int RunServeVerifier(const std::vector<std::string>& args) {
   options.insecure = transport->insecure;
   auto node = verifier::VerifierNode::Create(std::move(options));
   if (!node.ok()) return Fail("serve verifier", node.status());
+  auto metrics = StartMetrics(flags, "verifier-metrics", (*node)->metrics());
+  if (!metrics.ok()) return Fail("--metrics-listen", metrics.status());
 
   // The node refuses new submissions and audits, lets running audits
   // finish until the grace period ends (the rest stay pending for the next

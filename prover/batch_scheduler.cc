@@ -14,10 +14,12 @@ using store::internal::Cat;
 namespace model = kernels::model;
 
 BatchScheduler::BatchScheduler(model::Engine& engine, int64_t max_sequences,
-                               size_t max_waiting)
+                               size_t max_waiting,
+                               prometheus::Histogram* batch_size)
     : engine_(engine),
       max_sequences_(std::max<int64_t>(1, max_sequences)),
-      max_waiting_(max_waiting) {
+      max_waiting_(max_waiting),
+      batch_size_(batch_size) {
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -172,6 +174,9 @@ void BatchScheduler::StepOnce() {
   const kernels::Status step = engine_.Step(&events);
   std::set<model::SequenceId> sampled;
   for (const model::TokenEvent& e : events) sampled.insert(e.seq);
+  if (batch_size_ != nullptr && !sampled.empty()) {
+    batch_size_->Observe(static_cast<double>(sampled.size()));
+  }
   if (sampled.size() > max_batch_sequences_.load()) {
     max_batch_sequences_.store(sampled.size());  // engine thread only writes
   }

@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include <prometheus/histogram.h>
+
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -49,8 +51,11 @@ class BatchScheduler {
  public:
   // `engine` must outlive the scheduler; at most `max_sequences` run at
   // once (the engine's own limit) and `max_waiting` wait.
+  // `batch_size`, when not null, observes how many sequences sampled a
+  // token in each step; it must outlive the scheduler.
   BatchScheduler(kernels::model::Engine& engine, int64_t max_sequences,
-                 size_t max_waiting = kDefaultMaxWaiting);
+                 size_t max_waiting = kDefaultMaxWaiting,
+                 prometheus::Histogram* batch_size = nullptr);
   static constexpr size_t kDefaultMaxWaiting = 1024;
   ~BatchScheduler();  // Drain(now)
   BatchScheduler(const BatchScheduler&) = delete;
@@ -109,6 +114,7 @@ class BatchScheduler {
   std::map<kernels::model::SequenceId, Running> running_;
   std::map<uint64_t, kernels::model::SequenceId> seq_of_ticket_;
 
+  prometheus::Histogram* const batch_size_;
   std::atomic<uint64_t> max_batch_sequences_{0};
 
   std::thread thread_;

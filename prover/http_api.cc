@@ -23,6 +23,7 @@
 #include "openai/api_response.h"
 #include "openai/text_stream.h"
 #include "prover/internal/services.h"
+#include "rpc/http_pool.h"
 #include "rpc/structured_log.h"
 #include "store/status.h"
 
@@ -34,61 +35,6 @@ using store::internal::Cat;
 constexpr char kRequestIdHeader[] = "X-LayerProof-Request-Id";
 constexpr char kNonceHeader[] = "X-LayerProof-Nonce";
 constexpr char kJson[] = "application/json";
-
-// cpp-httplib's own pool queues connections without bound; this one holds
-// at most `max_queued` and makes the accept loop wait beyond that, so the
-// kernel's listen backlog is the only queue past it.
-class BoundedPool final : public httplib::TaskQueue {
- public:
-  BoundedPool(int threads, size_t max_queued) : max_queued_(max_queued) {
-    for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { Run(); });
-  }
-  ~BoundedPool() override = default;
-
-  void enqueue(std::function<void()> fn) override {
-    std::unique_lock<std::mutex> lock(mu_);
-    space_.wait(lock, [&] { return stop_ || jobs_.size() < max_queued_; });
-    if (stop_) {
-      lock.unlock();
-      fn();  // stopping: answer (503) and close it here
-      return;
-    }
-    jobs_.push_back(std::move(fn));
-    work_.notify_one();
-  }
-  void shutdown() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    work_.notify_all();
-    space_.notify_all();
-    for (std::thread& t : workers_) t.join();
-  }
-
- private:
-  void Run() {
-    while (true) {
-      std::function<void()> fn;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        work_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
-        if (jobs_.empty()) return;  // stopping, nothing left
-        fn = std::move(jobs_.front());
-        jobs_.pop_front();
-        space_.notify_one();
-      }
-      fn();
-    }
-  }
-
-  const size_t max_queued_;
-  std::mutex mu_;
-  std::condition_variable work_, space_;
-  std::deque<std::function<void()>> jobs_;
-  bool stop_ = false;
-  std::vector<std::thread> workers_;
-};
 
 void SendError(httplib::Response& res, const openai::ApiError& e) {
   res.status = e.http_status;
@@ -178,6 +124,15 @@ struct HttpApi::Impl {
     if (--per_client[client] == 0) per_client.erase(client);
   }
 
+  // Answers with the error object of `status`, counted as a request.
+  void Refuse(httplib::Response& res, const absl::Status& status) {
+    Count(status.code());
+    SendError(res, openai::ErrorBody(status));
+  }
+  void Count(absl::StatusCode code) const {
+    if (context.metrics != nullptr) context.metrics->CountRequest("http", code);
+  }
+
   void Complete(openai::Endpoint endpoint, const httplib::Request& req,
                 httplib::Response& res);
   void Answer(openai::Endpoint endpoint, const openai::ApiRequest& api,
@@ -189,19 +144,19 @@ void HttpApi::Impl::Complete(openai::Endpoint endpoint,
                              const httplib::Request& req,
                              httplib::Response& res) {
   if (draining.load()) {
-    return SendError(res, openai::ErrorBody(absl::UnavailableError(
-                              "the prover is shutting down")));
+    return Refuse(res,
+                  absl::UnavailableError("the prover is shutting down"));
   }
   absl::StatusOr<std::string> client = Identify(req);
-  if (!client.ok()) return SendError(res, openai::ErrorBody(client.status()));
+  if (!client.ok()) return Refuse(res, client.status());
   absl::StatusOr<openai::ApiRequest> api = openai::ParseApiRequest(
       endpoint, req.body, req.get_header_value(kNonceHeader), Served());
-  if (!api.ok()) return SendError(res, openai::ErrorBody(api.status()));
+  if (!api.ok()) return Refuse(res, api.status());
   absl::StatusOr<GenerationSpec> spec =
       ValidateGenerateRequest(api->generate, context.limits, context.text);
-  if (!spec.ok()) return SendError(res, openai::ErrorBody(spec.status()));
+  if (!spec.ok()) return Refuse(res, spec.status());
   if (absl::Status admitted = Admit(*client); !admitted.ok()) {
-    return SendError(res, openai::ErrorBody(admitted));
+    return Refuse(res, admitted);
   }
   // A streamed answer outlives this handler (the content provider runs
   // after it returns); Answer hands the slot's release to whichever ends
@@ -234,7 +189,7 @@ void HttpApi::Impl::Answer(openai::Endpoint endpoint,
       &request_id);
   if (!ticket.ok()) {
     Release(client);
-    return SendError(res, openai::ErrorBody(ticket.status()));
+    return Refuse(res, ticket.status());
   }
   const std::string rid = Hex(request_id);
   res.set_header(kRequestIdHeader, rid);
@@ -266,8 +221,9 @@ void HttpApi::Impl::Answer(openai::Endpoint endpoint,
         call.get()));
     Release(client);
     if (!call->done->ok()) {
-      return SendError(res, openai::ErrorBody(call->done->status()));
+      return Refuse(res, call->done->status());
     }
+    Count(absl::StatusCode::kOk);
     res.set_content(openai::CompletionBody(completion(*call)), kJson);
     return;
   }
@@ -331,11 +287,13 @@ void HttpApi::Impl::Answer(openai::Endpoint endpoint,
           }
         }
         if (failed.has_value()) {
+          Count(failed->code());
           send(openai::ErrorBody(*failed).body);
           sink.done();
           return true;
         }
         if (finished.has_value()) {
+          Count(absl::StatusCode::kOk);
           openai::StreamChunk last = head;
           last.finish = openai::FinishReasonName(
               finished->receipt.response().finish_reason(),
@@ -454,7 +412,7 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
   const int threads = n.options.threads;
   const size_t queued = n.options.max_queued_connections;
   s.new_task_queue = [threads, queued] {
-    return new BoundedPool(threads, queued);
+    return rpc::NewBoundedHttpPool(threads, queued);
   };
   const auto timeout = absl::ToChronoSeconds(n.options.io_timeout);
   s.set_read_timeout(timeout);

@@ -124,7 +124,21 @@ absl::StatusOr<uint64_t> InferencePipeline::Start(GenerationSpec spec,
 
   ScheduledGeneration scheduled;
   scheduled.request = std::move(g);
-  scheduled.on_token = std::move(on_token);
+  if (ProverMetrics* m = config_.metrics; m != nullptr) {
+    // Engine thread: one clock read and one histogram update per token.
+    scheduled.on_token = [m, on_token = std::move(on_token),
+                          last = absl::Now(), first = true](
+                             int32_t token) mutable {
+      const absl::Time now = absl::Now();
+      (first ? m->time_to_first_token : m->time_per_output_token)
+          .Observe(absl::ToDoubleSeconds(now - last));
+      first = false;
+      last = now;
+      return on_token ? on_token(token) : true;
+    };
+  } else {
+    scheduled.on_token = std::move(on_token);
+  }
   scheduled.on_finished =
       [this, request](absl::StatusOr<model::FinishedSequence> finished) {
         const absl::Status queued = commit_pool_.Offer(
@@ -219,6 +233,10 @@ void InferencePipeline::Commit(
     return;
   }
   committed_.fetch_add(1);
+  if (config_.metrics != nullptr) {
+    config_.metrics->prompt_tokens.Increment(static_cast<double>(f.prompt.size()));
+    config_.metrics->output_tokens.Increment(static_cast<double>(f.output.size()));
+  }
 
   v1::GenerateResponse response;
   response.set_request_id(entry.request_id());

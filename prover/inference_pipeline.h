@@ -50,6 +50,7 @@
 #include "prover/batch_scheduler.h"
 #include "prover/internal/prover_faults.h"
 #include "prover/journal.h"
+#include "prover/prover_metrics.h"
 #include "prover/log_submitter.h"
 #include "prover/validation.h"
 #include "store/crypto.h"
@@ -70,6 +71,8 @@ struct PipelineConfig {
   // SubmissionPromise.log_by = promised_at + promise_window.
   absl::Duration promise_window = absl::Hours(24);
   ProverFaults* faults = nullptr;  // tests only
+  // Tokens and token timings, when not null; must outlive the pipeline.
+  ProverMetrics* metrics = nullptr;
 };
 
 class InferencePipeline {

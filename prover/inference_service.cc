@@ -10,6 +10,12 @@
 namespace layerproof::prover::internal {
 namespace {
 
+// The gRPC status of a finished Generate call, counted by its code.
+grpc::Status Counted(ProverMetrics* metrics, const absl::Status& status) {
+  if (metrics != nullptr) metrics->CountRequest("grpc", status.code());
+  return rpc::ToGrpcStatus(status);
+}
+
 // Shared by a unary Generate reactor and the pipeline's callbacks, which
 // may outlive the reactor (the pipeline finishes after the client left).
 struct UnaryCall {
@@ -33,14 +39,14 @@ class GenerateReactor final : public grpc::ServerUnaryReactor {
     absl::StatusOr<rpc::PeerLease> lease =
         AdmitGenerate(context, server_context, "Inference.Generate");
     if (!lease.ok()) {
-      Finish(rpc::ToGrpcStatus(lease.status()));
+      Finish(Counted(context.metrics, lease.status()));
       return;
     }
     lease_ = *std::move(lease);
     absl::StatusOr<GenerationSpec> spec =
         ValidateGenerateRequest(request, context.limits, context.text);
     if (!spec.ok()) {
-      Finish(rpc::ToGrpcStatus(spec.status()));
+      Finish(Counted(context.metrics, spec.status()));
       return;
     }
     {
@@ -51,7 +57,8 @@ class GenerateReactor final : public grpc::ServerUnaryReactor {
     std::shared_ptr<UnaryCall> call = call_;
     absl::StatusOr<uint64_t> ticket = context.pipeline->Start(
         *std::move(spec), nullptr,
-        [call](absl::StatusOr<v1::GenerateResponse> result) {
+        [call, metrics = context.metrics](
+            absl::StatusOr<v1::GenerateResponse> result) {
           grpc::ServerUnaryReactor* reactor = nullptr;
           {
             absl::MutexLock lock(&call->mu);
@@ -60,12 +67,12 @@ class GenerateReactor final : public grpc::ServerUnaryReactor {
             if (result.ok()) *call->response = *std::move(result);
             reactor = call->reactor;
           }
-          reactor->Finish(rpc::ToGrpcStatus(result.status()));
+          reactor->Finish(Counted(metrics, result.status()));
         });
     absl::MutexLock lock(&call_->mu);
     if (!ticket.ok()) {
       call_->finished = true;
-      Finish(rpc::ToGrpcStatus(ticket.status()));
+      Finish(Counted(context.metrics, ticket.status()));
       return;
     }
     call_->ticket = *ticket;
@@ -127,14 +134,14 @@ class GenerateStreamReactor final
     absl::StatusOr<rpc::PeerLease> lease =
         AdmitGenerate(context, server_context, "Inference.GenerateStream");
     if (!lease.ok()) {
-      Finish(rpc::ToGrpcStatus(lease.status()));
+      Finish(Counted(context.metrics, lease.status()));
       return;
     }
     lease_ = *std::move(lease);
     absl::StatusOr<GenerationSpec> spec =
         ValidateGenerateRequest(request, context.limits, context.text);
     if (!spec.ok()) {
-      Finish(rpc::ToGrpcStatus(spec.status()));
+      Finish(Counted(context.metrics, spec.status()));
       return;
     }
     {
@@ -155,20 +162,21 @@ class GenerateStreamReactor final
           call->Pump();
           return true;
         },
-        [call](absl::StatusOr<v1::GenerateResponse> result) {
+        [call, metrics = context.metrics](
+            absl::StatusOr<v1::GenerateResponse> result) {
           absl::MutexLock lock(&call->mu);
           if (call->finished) return;
           if (result.ok()) {
             call->queue.emplace_back();
             *call->queue.back().mutable_done() = *std::move(result);
           }
-          call->final_status = rpc::ToGrpcStatus(result.status());
+          call->final_status = Counted(metrics, result.status());
           call->Pump();
         });
     absl::MutexLock lock(&call_->mu);
     if (!ticket.ok()) {
       call_->finished = true;
-      Finish(rpc::ToGrpcStatus(ticket.status()));
+      Finish(Counted(context.metrics, ticket.status()));
       return;
     }
     call_->ticket = *ticket;

@@ -13,6 +13,8 @@
 #include "prover/inference_pipeline.h"
 #include "prover/internal/services.h"
 #include "prover/journal.h"
+#include "prover/prover_metrics.h"
+#include "rpc/metrics.h"
 #include "rpc/structured_log.h"
 #include "rpc/task_pool.h"
 #include "store/commitment.h"
@@ -96,6 +98,8 @@ struct ProverNode::Impl {
   std::unique_ptr<rpc::TaskPool> commit_pool;
   std::unique_ptr<rpc::TaskPool> opening_pool;
   std::unique_ptr<InferencePipeline> pipeline;
+  rpc::NodeMetrics metrics;
+  std::unique_ptr<ProverMetrics> prover_metrics;
   internal::ServiceContext service_context;
   std::unique_ptr<internal::InferenceService> inference_service;
   std::unique_ptr<internal::OpeningService> opening_service;
@@ -105,6 +109,26 @@ struct ProverNode::Impl {
   bool stop_sweeper ABSL_GUARDED_BY(sweep_mu) = false;
   std::thread sweeper;
   bool shut_down = false;
+
+  // Queue depths and totals, read when scraped.
+  void AddSampledMetrics() {
+    using Type = rpc::SampledMetrics::Type;
+    rpc::SampledMetrics& m = metrics.sampled();
+    m.Add("layerproof_queue_depth",
+          "Work waiting or in flight in each of the prover's queues.",
+          Type::kGauge, rpc::SampledMetrics::Sampler([this] {
+            return std::vector<std::pair<rpc::SampledMetrics::Labels, double>>{
+                {{{"queue", "generation"}}, double(scheduler->active())},
+                {{{"queue", "commit"}},
+                 double(commit_pool->queued() + commit_pool->running())},
+                {{{"queue", "submission"}}, double(submitter->pending())},
+                {{{"queue", "opening"}},
+                 double(opening_pool->queued() + opening_pool->running())}};
+          }));
+    m.Add("layerproof_commitments_total",
+          "Requests committed (signed and journaled) since the start.",
+          Type::kCounter, [this] { return double(pipeline->committed()); });
+  }
 
   absl::StatusOr<JournalSweep> Sweep() {
     std::shared_ptr<ProverJournal> j = journal_handle->Get();
@@ -195,8 +219,10 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   }
   n.submitter->Requeue(pending);
 
+  n.prover_metrics = std::make_unique<ProverMetrics>(n.metrics.registry());
   n.scheduler = std::make_unique<BatchScheduler>(
-      *n.engine, o.engine.max_sequences, o.max_waiting_requests);
+      *n.engine, o.engine.max_sequences, o.max_waiting_requests,
+      o.record_metrics ? &n.prover_metrics->batch_size : nullptr);
   // The commit queue holds requests the engine finished; the engine admits
   // at most max_sequences running plus max_waiting_requests waiting, so this
   // bound is never reached unless commits stall (then a finished request
@@ -215,6 +241,7 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   pc.log_origin = o.log_origin;
   pc.promise_window = o.promise_window;
   pc.faults = o.faults.get();
+  pc.metrics = o.record_metrics ? n.prover_metrics.get() : nullptr;
   n.pipeline = std::make_unique<InferencePipeline>(
       std::move(pc), *n.scheduler, *n.commit_pool, *n.journal, *n.submitter);
 
@@ -251,6 +278,8 @@ absl::StatusOr<std::unique_ptr<ProverNode>> ProverNode::Create(
   sc.max_opening_bytes = o.max_opening_bytes;
   sc.max_opening_time = o.max_opening_time;
   sc.faults = o.faults.get();
+  sc.metrics = o.record_metrics ? n.prover_metrics.get() : nullptr;
+  n.AddSampledMetrics();
   n.inference_service = std::make_unique<internal::InferenceService>(sc);
   n.opening_service = std::make_unique<internal::OpeningService>(sc);
   n.sweeper = std::thread([&n] { n.SweepLoop(); });
@@ -314,6 +343,8 @@ uint64_t ProverNode::committed_requests() const {
 absl::StatusOr<JournalSweep> ProverNode::SweepJournal() {
   return impl_->Sweep();
 }
+
+const rpc::NodeMetrics& ProverNode::metrics() const { return impl_->metrics; }
 
 uint64_t ProverNode::max_batch_sequences() const {
   return impl_->scheduler->max_batch_sequences();

@@ -42,6 +42,7 @@
 #include "prover/journal.h"
 #include "prover/log_submitter.h"
 #include "store/crypto.h"
+#include "rpc/metrics.h"
 #include "rpc/peer_limiter.h"
 #include "rpc/roles.h"
 #include "rpc/tls.h"
@@ -107,6 +108,10 @@ struct ProverOptions {
   rpc::RoleMap roles;
   bool insecure = false;
   LogSubmitterOptions submitter;
+  // Count requests, tokens, token timings and batch sizes (metrics()).
+  // Off only to measure what counting costs (bench/http_api_bench); the
+  // sampled queue depths and process metrics stay.
+  bool record_metrics = true;
   // Tests only (prover_faults.h); null in production.
   std::shared_ptr<ProverFaults> faults;
 };
@@ -147,6 +152,9 @@ class ProverNode {
   // still pending submission (kept, with a "pending_past_retention"
   // warning on stderr); says how many it deleted and kept.
   absl::StatusOr<JournalSweep> SweepJournal();
+  // The node's Prometheus metrics (prover_metrics.h, and the queue depths
+  // sampled when scraped), for an rpc::MetricsServer.
+  const rpc::NodeMetrics& metrics() const;
   // The most sequences that sampled a token in one engine Step since the
   // start: > 1 shows requests were batched together (continuous batching).
   uint64_t max_batch_sequences() const;

@@ -325,10 +325,22 @@ absl::StatusOr<v1::VerdictRecord> AuditScheduler::RunAuditOrError(
     plan.all_layers = record.all_layers();
     plan.audit_seed = seed;
     const std::shared_ptr<const store::KeyRing> keys = provers_.keys();
+    const absl::Time started = absl::Now();
     LP_ASSIGN_OR_RETURN(
         check::AuditOutcome outcome,
         re_executor_.Audit(envelope, record.commitment_leaf_index(), plan,
                            *keys, *openings_, options_.opening_timeout));
+    if (options_.metrics != nullptr) {
+      options_.metrics->audit_reexecution_seconds.Observe(
+          absl::ToDoubleSeconds(absl::Now() - started));
+      if (outcome.opening.has_value()) {
+        double bytes = 0;
+        for (const auto& [k, rows] : outcome.opening->layers) {
+          bytes += 4.0 * static_cast<double>(rows.size());
+        }
+        options_.metrics->audit_opening_bytes.Increment(bytes);
+      }
+    }
     v1::Verdict verdict = std::move(outcome.verdict);
     ApplyRetentionRule(db, record, envelope, verdict);
     verdict.set_verifier_id(options_.verifier_id);

@@ -68,6 +68,7 @@
 #include "rpc/task_pool.h"
 #include "verifier/audit_policy.h"
 #include "verifier/audit_store.h"
+#include "verifier/verifier_metrics.h"
 #include "verifier/internal/db_handles.h"
 #include "verifier/prover_registry.h"
 #include "check/re_executor.h"
@@ -97,6 +98,9 @@ struct AuditSchedulerOptions {
   // most, each with its envelope (<= max_leaf_bytes); past it an envelope
   // is still refused, but no verdict is logged or stored for it.
   uint64_t max_refusals_per_submitter = 1000;
+  // Re-execution time and opening bytes, when not null; must outlive the
+  // scheduler.
+  VerifierMetrics* metrics = nullptr;
 };
 
 struct AuditCounters {

@@ -51,13 +51,15 @@ Submitter::Submitter(std::shared_ptr<internal::DbHandles> dbs,
                      const ProverDirectory& provers, AuditScheduler& scheduler,
                      size_t max_leaf_bytes, int threads,
                      size_t max_bytes_in_flight,
-                     absl::Duration refusal_verdict_interval)
+                     absl::Duration refusal_verdict_interval,
+                     VerifierMetrics* metrics)
     : dbs_(std::move(dbs)),
       provers_(provers),
       scheduler_(scheduler),
       max_leaf_bytes_(max_leaf_bytes),
       max_bytes_in_flight_(max_bytes_in_flight),
       refusal_verdict_interval_(refusal_verdict_interval),
+      metrics_(metrics),
       pool_(threads) {}
 
 void Submitter::Submit(std::vector<std::string> envelopes,
@@ -233,9 +235,16 @@ v1::SubmitResult Submitter::AdmitLocked(const internal::Dbs& db,
             " is already logged at index ", index,
             " with a different commitment")));
   }
+  const absl::Time started = absl::Now();
   absl::StatusOr<store::AppendResult> appended = store::SubmitEnvelope(
       *db.log, envelope, keys, store::kCommitmentPayloadType, max_leaf_bytes_);
   if (!appended.ok()) return Refused(appended.status());
+  if (metrics_ != nullptr) {
+    const absl::Time now = absl::Now();
+    metrics_->log_append_seconds.Observe(absl::ToDoubleSeconds(now - started));
+    // The log signs a checkpoint with every appended batch.
+    metrics_->last_checkpoint_unix_nanos.store(absl::ToUnixNanos(now));
+  }
   // Index it (and draw its audit) before the request id is unlocked.
   if (absl::Status s = scheduler_.CatchUp(); !s.ok()) {
     return Refused(absl::Status(

@@ -59,6 +59,7 @@
 #include "verifier/audit_store.h"
 #include "verifier/internal/db_handles.h"
 #include "verifier/prover_registry.h"
+#include "verifier/verifier_metrics.h"
 
 namespace layerproof::verifier {
 
@@ -66,11 +67,16 @@ class Submitter {
  public:
   using Done = std::function<void(absl::StatusOr<v1::SubmitResponse>)>;
 
-  // `provers` and `scheduler` must outlive the Submitter.
+  // `provers` and `scheduler` (and `metrics`, which may be null) must
+  // outlive the Submitter.
   Submitter(std::shared_ptr<internal::DbHandles> dbs,
             const ProverDirectory& provers, AuditScheduler& scheduler,
             size_t max_leaf_bytes, int threads, size_t max_bytes_in_flight,
-            absl::Duration refusal_verdict_interval = absl::Seconds(1));
+            absl::Duration refusal_verdict_interval =
+                kDefaultRefusalVerdictInterval,
+            VerifierMetrics* metrics = nullptr);
+  static constexpr absl::Duration kDefaultRefusalVerdictInterval =
+      absl::Seconds(1);
   Submitter(const Submitter&) = delete;
   Submitter& operator=(const Submitter&) = delete;
 
@@ -111,6 +117,7 @@ class Submitter {
   const size_t max_leaf_bytes_;
   const size_t max_bytes_in_flight_;
   const absl::Duration refusal_verdict_interval_;
+  VerifierMetrics* const metrics_;
 
   absl::Mutex in_flight_mu_;
   size_t bytes_in_flight_ ABSL_GUARDED_BY(in_flight_mu_) = 0;

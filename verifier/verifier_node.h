@@ -39,10 +39,12 @@
 #include "layerproof/v1/records.pb.h"
 #include "store/crypto.h"
 #include "store/log.h"
+#include "rpc/metrics.h"
 #include "rpc/peer_limiter.h"
 #include "rpc/roles.h"
 #include "verifier/audit_policy.h"
 #include "verifier/prover_registry.h"
+#include "verifier/verifier_metrics.h"
 #include "check/re_executor.h"
 
 namespace layerproof::verifier {
@@ -156,6 +158,9 @@ class VerifierNode {
   absl::Status Shutdown(absl::Duration grace);
 
   VerifierCounters counters() const;
+  // The node's Prometheus metrics (verifier_metrics.h, and the log size,
+  // audits and backlog sampled when scraped), for an rpc::MetricsServer.
+  const rpc::NodeMetrics& metrics() const { return metrics_; }
   // The log; null after Shutdown.
   std::shared_ptr<const store::Log> log() const;
   const std::string& log_origin() const { return log_origin_; }
@@ -165,7 +170,12 @@ class VerifierNode {
 
  private:
   VerifierNode();
+  void AddSampledMetrics();
 
+  // Declared first: the samplers read the members below, and every user
+  // of the metrics (scheduler, submitter) goes before them.
+  rpc::NodeMetrics metrics_;
+  std::unique_ptr<VerifierMetrics> verifier_metrics_;
   std::string verifier_id_;
   std::string log_origin_;
   store::Ed25519PublicKey public_key_;

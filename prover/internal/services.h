@@ -19,6 +19,7 @@
 #include "layerproof/v1/inference.grpc.pb.h"
 #include "layerproof/v1/opening.grpc.pb.h"
 #include "prover/inference_pipeline.h"
+#include "prover/prover_metrics.h"
 #include "prover/internal/prover_faults.h"
 #include "prover/journal.h"
 #include "prover/validation.h"
@@ -63,6 +64,7 @@ struct ServiceContext {
   uint64_t max_opening_bytes = 0;
   absl::Duration max_opening_time = absl::InfiniteDuration();
   ProverFaults* faults = nullptr;  // tests only
+  ProverMetrics* metrics = nullptr;  // may be null
 };
 
 // Who may call Inference.Generate(Stream), and how often: a caller with a

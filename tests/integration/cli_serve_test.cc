@@ -87,8 +87,8 @@ TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
   // The OpenAI-compatible API, over TLS with the server's certificate:
   // Bearer key required, the served name is the model.
   {
-    ASSERT_FALSE(prover.http_address().empty());
-    const std::string& http = prover.http_address();
+    const std::string http = prover.address_of("prover-http");
+    ASSERT_FALSE(http.empty());
     httplib::SSLClient api(http.substr(0, http.rfind(':')),
                            std::stoi(http.substr(http.rfind(':') + 1)));
     api.set_ca_cert_path(certs.Pem("ca").c_str());

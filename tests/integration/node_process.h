@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -63,12 +64,12 @@ class NodeProcess {
       const size_t at = line.find(key);
       if (at == std::string::npos) break;
       const size_t begin = at + key.size();
-      const std::string address =
-          line.substr(begin, line.find('"', begin) - begin);
-      if (line.find("\"node\":\"prover-http\"") != std::string::npos) {
-        http_address_ = address;
-      } else {
-        address_ = address;
+      address_ = line.substr(begin, line.find('"', begin) - begin);
+      const std::string node_key = "\"node\":\"";
+      const size_t n = line.find(node_key);
+      if (n != std::string::npos) {
+        const size_t b = n + node_key.size();
+        addresses_[line.substr(b, line.find('"', b) - b)] = address_;
       }
     }
     close(out[0]);
@@ -77,10 +78,14 @@ class NodeProcess {
   NodeProcess(const NodeProcess&) = delete;
   NodeProcess& operator=(const NodeProcess&) = delete;
 
-  // "127.0.0.1:PORT" as the node printed it.
+  // "127.0.0.1:PORT" as the node printed it last (its gRPC server's).
   const std::string& address() const { return address_; }
-  // The HTTP API's, when the node serves one.
-  const std::string& http_address() const { return http_address_; }
+  // The address of the server named `node` in its line ("prover-http",
+  // "prover-metrics", ...), or "".
+  std::string address_of(const std::string& node) const {
+    auto it = addresses_.find(node);
+    return it == addresses_.end() ? "" : it->second;
+  }
   // Sends `sig` and reaps the process.
   void Kill(int sig) {
     if (pid_ <= 0) return;
@@ -97,7 +102,7 @@ class NodeProcess {
   std::string binary_ = LP_LAYERPROOF_BINARY;
   std::vector<std::string> args_;
   std::string address_;
-  std::string http_address_;
+  std::map<std::string, std::string> addresses_;
   pid_t pid_ = -1;
   int exit_status_ = 0;
 };
