@@ -78,8 +78,7 @@ Trial GrpcStream(v1::Inference::Stub& stub, const std::vector<int32_t>& prompt,
   return t;
 }
 
-Trial HttpStream(int port, const std::vector<int32_t>& prompt,
-                 int max_tokens) {
+Trial HttpStream(int port, const std::vector<int32_t>& prompt, int max_tokens) {
   httplib::Client client("127.0.0.1", port);
   client.set_read_timeout(120);
   const nlohmann::json body = {{"model", "bench"},
@@ -96,8 +95,7 @@ Trial HttpStream(int port, const std::vector<int32_t>& prompt,
   bool first = true;
   std::string received;
   const auto start = Clock::now();
-  req.content_receiver = [&](const char* data, size_t n, uint64_t,
-                             uint64_t) {
+  req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
     if (first && std::string_view(data, n).find("\"text\":\"") !=
                      std::string_view::npos) {
       // The first event with a text delta: the first token's text.
@@ -184,15 +182,15 @@ int RunHttpBench(int argc, char** argv) {
   prover::HttpApiOptions http;
   http.insecure = true;
   http.model_name = "bench";
-  const int port =
-      Must(nodes.prover().StartHttpApi(http), "StartHttpApi");
+  const int port = Must(nodes.prover().StartHttpApi(http), "StartHttpApi");
   auto channel = grpc::CreateChannel(nodes.prover_address(),
                                      grpc::InsecureChannelCredentials());
   auto stub = v1::Inference::NewStub(channel);
   const int64_t vocab = model->config().vocab_size;
 
   std::printf("model %s, backend %s, %d trials x %d tokens, prompt 32 ids\n\n",
-              preset.c_str(), std::string(backend->name()).c_str(), trials, tokens);
+              preset.c_str(), std::string(backend->name()).c_str(), trials,
+              tokens);
   std::printf(
       "| streams | gRPC TTFT ms | HTTP TTFT ms | HTTP - gRPC TTFT ms | gRPC "
       "tok/s | HTTP tok/s | HTTP / gRPC throughput |\n|---|---|---|---|---|"
@@ -200,8 +198,14 @@ int RunHttpBench(int argc, char** argv) {
   for (int streams : {1, 4}) {
     Totals grpc_totals, http_totals;
     // One warm-up of each.
-    Round(streams, [&](int s) { return GrpcStream(*stub, Prompt(32, s, vocab), tokens); }, 999, grpc_totals);
-    Round(streams, [&](int s) { return HttpStream(port, Prompt(32, s, vocab), tokens); }, 999, http_totals);
+    Round(
+        streams,
+        [&](int s) { return GrpcStream(*stub, Prompt(32, s, vocab), tokens); },
+        999, grpc_totals);
+    Round(
+        streams,
+        [&](int s) { return HttpStream(port, Prompt(32, s, vocab), tokens); },
+        999, http_totals);
     grpc_totals = {};
     http_totals = {};
     for (int r = 0; r < trials; ++r) {
@@ -244,9 +248,10 @@ int RunHttpBench(int argc, char** argv) {
     stubs.push_back(v1::Inference::NewStub(grpc::CreateChannel(
         provers.back()->prover_address(), grpc::InsecureChannelCredentials())));
     if (counts[i]) {
-      scraped.push_back(Must(rpc::MetricsServer::Start(
-                                 "127.0.0.1", 0, provers.back()->prover().metrics()),
-                             "metrics server"));
+      scraped.push_back(
+          Must(rpc::MetricsServer::Start("127.0.0.1", 0,
+                                         provers.back()->prover().metrics()),
+               "metrics server"));
     }
   }
   std::printf(
@@ -259,11 +264,12 @@ int RunHttpBench(int argc, char** argv) {
       for (int k = 0; k < 4; ++k) {
         const int i = (r + 4 + k) % 4;
         Totals& t = counts[i] ? on : off;
-        Round(streams,
-              [&](int s) {
-                return GrpcStream(*stubs[i], Prompt(32, s, vocab), tokens);
-              },
-              r, t);
+        Round(
+            streams,
+            [&](int s) {
+              return GrpcStream(*stubs[i], Prompt(32, s, vocab), tokens);
+            },
+            r, t);
       }
       for (const auto& m : scraped) {
         httplib::Client scraper("127.0.0.1", m->port());

@@ -23,9 +23,9 @@
 #include "kernels/model/executor.h"
 #include "kernels/model/model.h"
 #include "prover/prover_node.h"
-#include "store/crypto.h"
 #include "rpc/server.h"
 #include "rpc/tls.h"
+#include "store/crypto.h"
 #include "verifier/audit_policy.h"
 #include "verifier/verifier_node.h"
 

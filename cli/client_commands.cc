@@ -26,12 +26,14 @@ namespace layerproof::cli {
 namespace {
 
 constexpr char kRemoteGenerateUsage[] =
-    "usage: layerproof generate --prover ADDR --prover-key FILE --log-key FILE\n"
+    "usage: layerproof generate --prover ADDR --prover-key FILE --log-key "
+    "FILE\n"
     "         (--prompt TEXT | --tokens 1,2,3) [--max-tokens N]\n"
     "         [--temperature T] [--top-k K] [--top-p P] [--seed S]\n"
     "         [--stop-ids 1,2] [--ignore-eos] [--no-nonce]\n"
     "         [--prover-id ID] [--verifier-id ID] [--log-origin ORIGIN]\n"
-    "         [--model-digest HEX] [--follow-seconds N] [--save FILE] [--json]\n"
+    "         [--model-digest HEX] [--follow-seconds N] [--save FILE] "
+    "[--json]\n"
     "         (--tls-ca FILE [--tls-name NAME] [--client-cert FILE\n"
     "          --client-key FILE] | --insecure)\n"
     "  Asks the prover at ADDR to generate, with a fresh random client nonce\n"
@@ -67,9 +69,9 @@ constexpr int kBadInput = 2;
 constexpr int kCallFailed = 3;
 constexpr int kPending = 4;
 
-const std::set<std::string> kTrustFlags = {
-    "--prover-key", "--log-key", "--prover-id", "--verifier-id",
-    "--log-origin", "--model-digest"};
+const std::set<std::string> kTrustFlags = {"--prover-key", "--log-key",
+                                           "--prover-id",  "--verifier-id",
+                                           "--log-origin", "--model-digest"};
 
 std::set<std::string> Union(std::set<std::string> a,
                             const std::set<std::string>& b) {
@@ -102,7 +104,8 @@ absl::StatusOr<Trust> ParseTrust(const Flags& flags) {
                                       std::string(log_key.status().message()));
   }
   const std::string verifier_id = flags.Get("--verifier-id", "verifier-1");
-  t.log_key = std::make_unique<store::CheckpointVerifier>(verifier_id, *log_key);
+  t.log_key =
+      std::make_unique<store::CheckpointVerifier>(verifier_id, *log_key);
   t.receipt.prover_keys.Add(*prover_key);
   t.receipt.prover_id = flags.Get("--prover-id");
   t.receipt.log = {t.log_key.get(),
@@ -143,8 +146,8 @@ nlohmann::json Describe(const v1::GenerateResponse& r,
     j["log"] = {{"state", "logged"},
                 {"leaf_index", receipt->leaf_index},
                 {"tree_size", cp.size},
-                {"root", store::HexEncode(store::Bytes(cp.root.data(),
-                                                       cp.root.size()))},
+                {"root", store::HexEncode(
+                             store::Bytes(cp.root.data(), cp.root.size()))},
                 {"origin", cp.origin}};
   } else if (receipt->promise.has_value()) {
     j["log"] = {{"state", "promised"},
@@ -161,7 +164,8 @@ int Finish(bool json, nlohmann::json j, int code, const absl::Status& status,
   if (json) {
     std::printf("%s\n", j.dump(2).c_str());
   } else if (code == kVerified) {
-    if (j.contains("text")) std::printf("%s\n", j["text"].get<std::string>().c_str());
+    if (j.contains("text"))
+      std::printf("%s\n", j["text"].get<std::string>().c_str());
     std::fprintf(stderr, "layerproof %s: receipt verified (%s)\n", command,
                  j.contains("log") ? j["log"].dump().c_str() : "");
   }
@@ -204,7 +208,8 @@ std::optional<v1::GenerateRequest> ParseRequest(const Flags& flags,
   request.set_max_tokens(static_cast<uint32_t>(*max_tokens));
   if (flags.Has("--temperature") || flags.Has("--top-k") ||
       flags.Has("--top-p")) {
-    request.mutable_sampling()->set_temperature(static_cast<float>(*temperature));
+    request.mutable_sampling()->set_temperature(
+        static_cast<float>(*temperature));
     request.mutable_sampling()->set_top_k(static_cast<int32_t>(*top_k));
     request.mutable_sampling()->set_top_p(static_cast<float>(*top_p));
   }
@@ -226,8 +231,8 @@ absl::StatusOr<rpc::TlsOptions> ParseClientTls(const Flags& flags,
                                                const std::string& address) {
   rpc::TlsOptions tls;
   if (flags.Has("--insecure")) {
-    for (const char* f : {"--tls-ca", "--tls-name", "--client-cert",
-                          "--client-key"}) {
+    for (const char* f :
+         {"--tls-ca", "--tls-name", "--client-cert", "--client-key"}) {
       if (flags.Has(f)) {
         return absl::InvalidArgumentError(std::string(f) +
                                           " conflicts with --insecure");
@@ -315,8 +320,8 @@ int RunRemoteGenerate(const std::vector<std::string>& args) {
       return Finish(json, {}, kBadInput, s, "generate");
     }
   }
-  nlohmann::json j = Describe(
-      g.response, g.receipt.has_value() ? &*g.receipt : nullptr);
+  nlohmann::json j =
+      Describe(g.response, g.receipt.has_value() ? &*g.receipt : nullptr);
   if (g.promise_broken) j["log"]["state"] = "broken";
   int code = kVerified;
   if (g.rpc_failed) {
@@ -349,7 +354,8 @@ int RunVerifyReceipt(const std::vector<std::string>& args) {
   }
   // A saved receipt is a few KiB; 16 MiB bounds what a hostile file costs.
   absl::StatusOr<std::string> text = ReadWholeFile(args[0], 16 << 20);
-  if (!text.ok()) return Finish(json, {}, kBadInput, text.status(), "verify-receipt");
+  if (!text.ok())
+    return Finish(json, {}, kBadInput, text.status(), "verify-receipt");
   absl::StatusOr<v1::SavedReceipt> parsed = ParseSavedReceipt(args[0], *text);
   if (!parsed.ok()) {
     return Finish(json, {}, kBadInput, parsed.status(), "verify-receipt");
@@ -365,9 +371,8 @@ int RunVerifyReceipt(const std::vector<std::string>& args) {
         saved, *request, flags.Get("--nonce"), flags.Get("--model"));
     if (!mapped.ok()) {
       return Finish(json, Describe(saved.response(), nullptr),
-                    mapped.code() == absl::StatusCode::kDataLoss
-                        ? kCheckFailed
-                        : kBadInput,
+                    mapped.code() == absl::StatusCode::kDataLoss ? kCheckFailed
+                                                                 : kBadInput,
                     mapped, "verify-receipt");
     }
   }

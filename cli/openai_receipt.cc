@@ -27,14 +27,15 @@ absl::StatusOr<v1::SavedReceipt> ParseSavedReceipt(const std::string& path,
   if (j.is_object() && j.contains("layerproof")) {
     absl::StatusOr<v1::SavedReceipt> body = openai::ReceiptOfBody(text);
     if (!body.ok()) {
-      return absl::InvalidArgumentError(
-          path + ": " + std::string(body.status().message()));
+      return absl::InvalidArgumentError(path + ": " +
+                                        std::string(body.status().message()));
     }
     return body;
   }
   return absl::InvalidArgumentError(
-      path + ": neither a SavedReceipt nor an OpenAI API body with a "
-             "layerproof receipt: " +
+      path +
+      ": neither a SavedReceipt nor an OpenAI API body with a "
+      "layerproof receipt: " +
       std::string(as_saved.ToString()));
 }
 
@@ -42,7 +43,8 @@ absl::Status CheckOpenAiRequest(const v1::SavedReceipt& saved,
                                 const std::string& request_body,
                                 const std::string& nonce_hex,
                                 const std::string& model_dir) {
-  const nlohmann::json body = nlohmann::json::parse(request_body, nullptr, false);
+  const nlohmann::json body =
+      nlohmann::json::parse(request_body, nullptr, false);
   if (!body.is_object()) {
     return absl::InvalidArgumentError("--openai-request: not a JSON object");
   }
@@ -64,19 +66,19 @@ absl::Status CheckOpenAiRequest(const v1::SavedReceipt& saved,
   served.max_new_tokens = std::numeric_limits<uint32_t>::max();
   served.max_context = std::numeric_limits<int64_t>::max() / 2;
   served.text = text.get();
-  absl::StatusOr<openai::ApiRequest> api = openai::ParseApiRequest(
-      chat ? openai::Endpoint::kChatCompletions
-           : openai::Endpoint::kCompletions,
-      request_body, nonce_hex, served);
+  absl::StatusOr<openai::ApiRequest> api =
+      openai::ParseApiRequest(chat ? openai::Endpoint::kChatCompletions
+                                   : openai::Endpoint::kCompletions,
+                              request_body, nonce_hex, served);
   if (!api.ok()) {
-    return absl::InvalidArgumentError(
-        "--openai-request: " + std::string(api.status().message()));
+    return absl::InvalidArgumentError("--openai-request: " +
+                                      std::string(api.status().message()));
   }
   v1::GenerateRequest want = api->generate;
-  const bool named_max = (body.contains("max_tokens") &&
-                          !body["max_tokens"].is_null()) ||
-                         (chat && body.contains("max_completion_tokens") &&
-                          !body["max_completion_tokens"].is_null());
+  const bool named_max =
+      (body.contains("max_tokens") && !body["max_tokens"].is_null()) ||
+      (chat && body.contains("max_completion_tokens") &&
+       !body["max_completion_tokens"].is_null());
   if (!named_max) want.set_max_tokens(saved.request().max_tokens());
   std::string difference;
   google::protobuf::util::MessageDifferencer differ;

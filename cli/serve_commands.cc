@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <charconv>
 #include <csignal>
-#include <filesystem>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <initializer_list>
 #include <memory>
@@ -26,11 +26,11 @@
 #include "cli/flags.h"
 #include "cli/store_commands.h"
 #include "prover/prover_node.h"
-#include "store/crypto.h"
 #include "rpc/metrics.h"
 #include "rpc/roles.h"
 #include "rpc/server.h"
 #include "rpc/tls.h"
+#include "store/crypto.h"
 #include "store/status.h"
 #include "verifier/verifier_node.h"
 
@@ -111,8 +111,8 @@ const std::set<std::string> kPeerFlags = {"--peer-rate", "--peer-burst",
 std::optional<rpc::PeerLimits> ParsePeerLimits(const Flags& flags,
                                                std::string* error) {
   const rpc::PeerLimits d;
-  const auto rate = flags.GetInt("--peer-rate", int64_t(d.calls_per_second),
-                                 1, 1000000, error);
+  const auto rate = flags.GetInt("--peer-rate", int64_t(d.calls_per_second), 1,
+                                 1000000, error);
   const auto burst =
       flags.GetInt("--peer-burst", int64_t(d.burst), 1, 10000000, error);
   const auto in_flight =
@@ -283,7 +283,8 @@ absl::StatusOr<std::pair<std::string, int>> HostPort(const Flags& flags,
 absl::StatusOr<std::unique_ptr<rpc::MetricsServer>> StartMetrics(
     const Flags& flags, const char* node, const rpc::NodeMetrics& metrics) {
   if (!flags.Has("--metrics-listen")) return nullptr;
-  LP_ASSIGN_OR_RETURN(const auto host_port, HostPort(flags, "--metrics-listen"));
+  LP_ASSIGN_OR_RETURN(const auto host_port,
+                      HostPort(flags, "--metrics-listen"));
   LP_ASSIGN_OR_RETURN(
       std::unique_ptr<rpc::MetricsServer> server,
       rpc::MetricsServer::Start(host_port.first, host_port.second, metrics));
@@ -319,11 +320,11 @@ absl::StatusOr<prover::HttpApiOptions> HttpApiFromFlags(
     absl::StatusOr<std::string> text =
         ReadWholeFile(flags.Get("--api-keys"), 1 << 20);
     if (!text.ok()) return text.status();
-    LP_ASSIGN_OR_RETURN(o.api_keys, prover::ParseApiKeys(
-                                        *text, flags.Get("--api-keys")));
+    LP_ASSIGN_OR_RETURN(o.api_keys,
+                        prover::ParseApiKeys(*text, flags.Get("--api-keys")));
   }
-  const auto in_flight = flags.GetInt("--http-max-in-flight", o.max_in_flight,
-                                      1, 4096, &error);
+  const auto in_flight =
+      flags.GetInt("--http-max-in-flight", o.max_in_flight, 1, 4096, &error);
   if (!in_flight) return absl::InvalidArgumentError(error);
   o.max_in_flight = static_cast<int>(*in_flight);
   o.threads = std::max(o.threads, o.max_in_flight + 8);
@@ -331,15 +332,28 @@ absl::StatusOr<prover::HttpApiOptions> HttpApiFromFlags(
 }
 
 int RunServeProver(const std::vector<std::string>& args) {
-  Flags flags(
-      With({"--model", "--key", "--listen", "--verifier", "--journal",
-            "--log-key", "--verifier-id", "--prover-id", "--backend",
-            "--threads", "--max-sequences", "--max-new-tokens",
-            "--receipt-wait-ms", "--retention-hours", "--max-opening-mb",
-            "--http-listen", "--served-model-name", "--api-keys",
-            "--http-max-in-flight", "--metrics-listen"},
-           With(kTransportFlags, kPeerFlags)),
-      {"--insecure", "--help"});
+  Flags flags(With({"--model",
+                    "--key",
+                    "--listen",
+                    "--verifier",
+                    "--journal",
+                    "--log-key",
+                    "--verifier-id",
+                    "--prover-id",
+                    "--backend",
+                    "--threads",
+                    "--max-sequences",
+                    "--max-new-tokens",
+                    "--receipt-wait-ms",
+                    "--retention-hours",
+                    "--max-opening-mb",
+                    "--http-listen",
+                    "--served-model-name",
+                    "--api-keys",
+                    "--http-max-in-flight",
+                    "--metrics-listen"},
+                   With(kTransportFlags, kPeerFlags)),
+              {"--insecure", "--help"});
   std::string error;
   if (!flags.Parse(args, &error)) return ServeUsage(error);
   if (flags.Has("--help")) {

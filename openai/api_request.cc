@@ -8,8 +8,8 @@
 #include <utility>
 
 #include "absl/strings/escaping.h"
-#include "store/internal/str_cat.h"
 #include "kernels/model/json_fields.h"
+#include "store/internal/str_cat.h"
 #include "store/status.h"
 
 namespace layerproof::openai {
@@ -26,26 +26,39 @@ constexpr std::string_view kWhere = "body";
 
 absl::Status Bad(std::string_view field, const Json& got,
                  std::string_view want) {
-  return absl::InvalidArgumentError(Cat(
-      kWhere, ": ", field, ": got ", DescribeJson(got), ", want ", want));
+  return absl::InvalidArgumentError(
+      Cat(kWhere, ": ", field, ": got ", DescribeJson(got), ", want ", want));
 }
 
 absl::Status Unsupported(std::string_view field, const Json& got,
                          std::string_view want) {
   return absl::InvalidArgumentError(
       Cat(kWhere, ": ", field, ": got ", DescribeJson(got),
-                   ", but this server supports only ", want));
+          ", but this server supports only ", want));
 }
 
 // The fields each endpoint knows. Anything else is refused by name, so a
 // client never gets an answer to a request other than the one it meant.
 const std::set<std::string, std::less<>>& KnownFields(Endpoint e) {
   static const std::set<std::string, std::less<>> completions = {
-      "model",    "prompt",         "max_tokens",       "temperature",
-      "top_p",    "seed",           "stop",             "n",
-      "stream",   "stream_options", "user",             "logprobs",
-      "echo",     "suffix",         "best_of",          "presence_penalty",
-      "frequency_penalty",          "logit_bias"};
+      "model",
+      "prompt",
+      "max_tokens",
+      "temperature",
+      "top_p",
+      "seed",
+      "stop",
+      "n",
+      "stream",
+      "stream_options",
+      "user",
+      "logprobs",
+      "echo",
+      "suffix",
+      "best_of",
+      "presence_penalty",
+      "frequency_penalty",
+      "logit_bias"};
   static const std::set<std::string, std::less<>> chat = {
       "model",
       "messages",
@@ -90,12 +103,11 @@ absl::Status CheckNeutralFields(const Json& body) {
     }
   }
   if (auto it = body.find("logit_bias");
-      it != body.end() && !it->is_null() &&
-      !(it->is_object() && it->empty())) {
+      it != body.end() && !it->is_null() && !(it->is_object() && it->empty())) {
     return Unsupported("logit_bias", *it, "none");
   }
-  for (const char* key : {"logprobs", "top_logprobs", "echo", "suffix",
-                          "tools", "tool_choice", "response_format"}) {
+  for (const char* key : {"logprobs", "top_logprobs", "echo", "suffix", "tools",
+                          "tool_choice", "response_format"}) {
     auto it = body.find(key);
     if (it == body.end() || it->is_null()) continue;
     if (it->is_boolean() && !it->get<bool>()) continue;  // logprobs: false
@@ -138,8 +150,8 @@ absl::StatusOr<std::vector<std::string>> ParseStop(const Json& body) {
   }
   for (size_t i = 0; i < stop.size(); ++i) {
     if (stop[i].empty() || stop[i].size() > kMaxStopSequenceBytes) {
-      return Bad(it->is_string() ? "stop" : Cat("stop[", i, "]"),
-                 Json(stop[i]), "1 to 256 bytes");
+      return Bad(it->is_string() ? "stop" : Cat("stop[", i, "]"), Json(stop[i]),
+                 "1 to 256 bytes");
     }
   }
   return stop;
@@ -187,8 +199,8 @@ absl::Status ParseCompletionPrompt(const Json& body, ApiRequest& r) {
         Cat(kWhere, ": prompt: missing, want ", kWant));
   }
   const Json* p = &*it;
-  if (p->is_array() && p->size() == 1 && ((*p)[0].is_string() ||
-                                          (*p)[0].is_array())) {
+  if (p->is_array() && p->size() == 1 &&
+      ((*p)[0].is_string() || (*p)[0].is_array())) {
     p = &(*p)[0];  // a batch of one
   }
   if (p->is_string()) {
@@ -282,7 +294,7 @@ absl::Status ParseChatPrompt(const Json& body, const ServedModel& served,
   if (!rendered.ok()) {
     return absl::InvalidArgumentError(
         Cat(kWhere, ": messages: the chat template refused them: ",
-                     std::string(rendered.status().message())));
+            std::string(rendered.status().message())));
   }
   kernels::StatusOr<std::vector<int32_t>> ids =
       served.text->EncodeChat(std::move(input));
@@ -313,7 +325,7 @@ absl::Status ParseMaxTokens(const Json& body, const ServedModel& served,
     if (!n || *n < 1 || *n > served.max_new_tokens) {
       return Bad(key, *j,
                  Cat("an integer in [1, ", served.max_new_tokens,
-                              "] (this server's max_new_tokens)"));
+                     "] (this server's max_new_tokens)"));
     }
     r.generate.set_max_tokens(static_cast<uint32_t>(*n));
     return absl::OkStatus();
@@ -325,8 +337,7 @@ absl::Status ParseMaxTokens(const Json& body, const ServedModel& served,
   // Chat: as much as the context leaves, up to max_new_tokens. The prompt's
   // length is known (the chat is token ids); a prompt that fills the
   // context is refused by the prover's validation, naming it.
-  const int64_t left =
-      served.max_context - r.generate.token_ids().ids_size();
+  const int64_t left = served.max_context - r.generate.token_ids().ids_size();
   r.generate.set_max_tokens(static_cast<uint32_t>(
       std::clamp<int64_t>(left, 1, served.max_new_tokens)));
   return absl::OkStatus();
@@ -358,9 +369,9 @@ absl::Status ParseNonce(std::string_view nonce_hex, ApiRequest& r) {
   std::string nonce;
   if (nonce_hex.size() % 2 != 0 || nonce_hex.size() > 2 * kMaxNonceBytes ||
       !std::all_of(nonce_hex.begin(), nonce_hex.end(), absl::ascii_isxdigit)) {
-    return absl::InvalidArgumentError(Cat(
-        "header X-LayerProof-Nonce: got ", nonce_hex.size(),
-        " characters, want 2 to 128 hex digits (1 to 64 bytes)"));
+    return absl::InvalidArgumentError(
+        Cat("header X-LayerProof-Nonce: got ", nonce_hex.size(),
+            " characters, want 2 to 128 hex digits (1 to 64 bytes)"));
   }
   nonce = absl::HexStringToBytes(
       absl::string_view(nonce_hex.data(), nonce_hex.size()));
@@ -384,14 +395,14 @@ absl::StatusOr<ApiRequest> ParseApiRequest(Endpoint endpoint,
   if (!parsed.ok()) return store::ToAbslStatus(parsed.status());
   const Json& body = *parsed;
   if (!body.is_object()) {
-    return absl::InvalidArgumentError(Cat(
-        kWhere, ": got ", DescribeJson(body), ", want a JSON object"));
+    return absl::InvalidArgumentError(
+        Cat(kWhere, ": got ", DescribeJson(body), ", want a JSON object"));
   }
   const auto& known = KnownFields(endpoint);
   for (const auto& [key, value] : body.items()) {
     if (known.count(key) == 0) {
-      return absl::InvalidArgumentError(Cat(
-          kWhere, ": ", key, ": not a field this server knows"));
+      return absl::InvalidArgumentError(
+          Cat(kWhere, ": ", key, ": not a field this server knows"));
     }
   }
   auto model = body.find("model");
@@ -401,7 +412,7 @@ absl::StatusOr<ApiRequest> ParseApiRequest(Endpoint endpoint,
   if (model->get<std::string>() != served.name) {
     return absl::NotFoundError(
         Cat(kWhere, ": model: got ", DescribeJson(*model),
-                     ", but this server serves only \"", served.name, "\""));
+            ", but this server serves only \"", served.name, "\""));
   }
   LP_RETURN_IF_ERROR(CheckNeutralFields(body));
 

@@ -73,8 +73,9 @@ std::string ParamOf(std::string_view message) {
   if (message.substr(0, kBody.size()) != kBody) return "";
   message.remove_prefix(kBody.size());
   const size_t colon = message.find(": ");
-  return colon == std::string_view::npos ? ""
-                                         : std::string(message.substr(0, colon));
+  return colon == std::string_view::npos
+             ? ""
+             : std::string(message.substr(0, colon));
 }
 
 }  // namespace
@@ -86,7 +87,7 @@ std::string FinishReasonName(v1::FinishReason reason, bool stopped_by_text) {
 
 std::string CompletionId(Endpoint endpoint, std::string_view request_id) {
   return Cat(endpoint == Endpoint::kCompletions ? "cmpl-" : "chatcmpl-",
-                      Hex(request_id));
+             Hex(request_id));
 }
 
 std::string CompletionBody(const Completion& c) {
@@ -194,7 +195,8 @@ ApiError ErrorBody(const absl::Status& status) {
   }
   ApiError e = ErrorBody(http, type, std::string(status.message()));
   Json j = Json::parse(e.body);
-  const std::string param = http == 400 ? ParamOf(std::string(status.message())) : "";
+  const std::string param =
+      http == 400 ? ParamOf(std::string(status.message())) : "";
   if (!param.empty()) j["error"]["param"] = param;
   if (!code.empty()) j["error"]["code"] = code;
   e.body = j.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -218,8 +220,8 @@ absl::StatusOr<v1::SavedReceipt> ReceiptOfBody(std::string_view body) {
   const auto s = google::protobuf::util::JsonStringToMessage(
       (*ext)["receipt"].dump(), &saved, parse);
   if (!s.ok()) {
-    return absl::InvalidArgumentError(
-        Cat("layerproof.receipt: not a SavedReceipt: ", std::string(s.ToString())));
+    return absl::InvalidArgumentError(Cat(
+        "layerproof.receipt: not a SavedReceipt: ", std::string(s.ToString())));
   }
   return saved;
 }

@@ -45,9 +45,9 @@ absl::Status CheckStopStrings(const std::vector<int32_t>& output,
   TextStream replay(&tokenizer, stops);
   for (size_t i = 0; i < output.size(); ++i) {
     if (replay.Add(output[i]) && i + 1 < output.size()) {
-      return absl::DataLossError(Cat(
-          "the output ran past a stop string: it appears at output token ", i,
-          " of ", output.size()));
+      return absl::DataLossError(
+          Cat("the output ran past a stop string: it appears at output token ",
+              i, " of ", output.size()));
     }
   }
   if (!replay.stopped() && finish == v1::FINISH_REASON_CANCELLED) {

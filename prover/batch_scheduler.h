@@ -17,6 +17,8 @@
 #ifndef LAYERPROOF_PROVER_BATCH_SCHEDULER_H_
 #define LAYERPROOF_PROVER_BATCH_SCHEDULER_H_
 
+#include <prometheus/histogram.h>
+
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -24,8 +26,6 @@
 #include <map>
 #include <thread>
 #include <vector>
-
-#include <prometheus/histogram.h>
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"

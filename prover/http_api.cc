@@ -15,7 +15,6 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
-#include "store/internal/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "kernels/model/json_fields.h"
@@ -25,6 +24,7 @@
 #include "prover/internal/services.h"
 #include "rpc/http_pool.h"
 #include "rpc/structured_log.h"
+#include "store/internal/str_cat.h"
 #include "store/status.h"
 
 namespace layerproof::prover {
@@ -104,15 +104,16 @@ struct HttpApi::Impl {
   absl::Status Admit(const std::string& client) {
     absl::MutexLock lock(&mu);
     if (in_flight >= options.max_in_flight) {
-      return absl::ResourceExhaustedError(Cat(
-          "the server has ", in_flight, " completions in flight (its limit); "
-          "retry later"));
+      return absl::ResourceExhaustedError(
+          Cat("the server has ", in_flight,
+              " completions in flight (its limit); "
+              "retry later"));
     }
     int& mine = per_client[client];
     if (mine >= options.max_in_flight_per_client) {
-      return absl::ResourceExhaustedError(Cat(
-          "this client has ", mine, " completions in flight (its limit is ",
-          options.max_in_flight_per_client, "); retry later"));
+      return absl::ResourceExhaustedError(
+          Cat("this client has ", mine, " completions in flight (its limit is ",
+              options.max_in_flight_per_client, "); retry later"));
     }
     ++mine;
     ++in_flight;
@@ -144,8 +145,7 @@ void HttpApi::Impl::Complete(openai::Endpoint endpoint,
                              const httplib::Request& req,
                              httplib::Response& res) {
   if (draining.load()) {
-    return Refuse(res,
-                  absl::UnavailableError("the prover is shutting down"));
+    return Refuse(res, absl::UnavailableError("the prover is shutting down"));
   }
   absl::StatusOr<std::string> client = Identify(req);
   if (!client.ok()) return Refuse(res, client.status());
@@ -193,10 +193,9 @@ void HttpApi::Impl::Answer(openai::Endpoint endpoint,
   }
   const std::string rid = Hex(request_id);
   res.set_header(kRequestIdHeader, rid);
-  rpc::LogEvent("info", "prover.http", "completion_started",
-                {{"request_id", rid},
-                 {"client", client},
-                 {"stream", api.stream}});
+  rpc::LogEvent(
+      "info", "prover.http", "completion_started",
+      {{"request_id", rid}, {"client", client}, {"stream", api.stream}});
 
   // What a finished call answers with.
   auto completion = [this, endpoint, generate = api.generate](
@@ -377,7 +376,8 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
   if (options.model_name.empty()) {
     return absl::InvalidArgumentError("HttpApiOptions.model_name: empty");
   }
-  const bool tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
+  const bool tls =
+      !options.tls_cert_file.empty() || !options.tls_key_file.empty();
   if (tls && (options.tls_cert_file.empty() || options.tls_key_file.empty())) {
     return absl::InvalidArgumentError(
         "HttpApiOptions: TLS needs both tls_cert_file and tls_key_file");
@@ -400,9 +400,9 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
     auto ssl = std::make_unique<httplib::SSLServer>(
         n.options.tls_cert_file.c_str(), n.options.tls_key_file.c_str());
     if (!ssl->is_valid()) {
-      return absl::InvalidArgumentError(Cat(
-          "HttpApiOptions: cannot load the TLS certificate ",
-          n.options.tls_cert_file, " and key ", n.options.tls_key_file));
+      return absl::InvalidArgumentError(
+          Cat("HttpApiOptions: cannot load the TLS certificate ",
+              n.options.tls_cert_file, " and key ", n.options.tls_key_file));
     }
     n.server = std::move(ssl);
   } else {
@@ -423,9 +423,9 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
   s.set_error_handler([&n](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status == 413) {
-      SendError(res, openai::ErrorBody(
-                         413, "invalid_request_error",
-                         Cat("the request body is over ",
+      SendError(res,
+                openai::ErrorBody(413, "invalid_request_error",
+                                  Cat("the request body is over ",
                                       n.options.max_body_bytes, " bytes")));
     } else if (res.status == 404) {
       SendError(res, openai::ErrorBody(404, "invalid_request_error",
@@ -435,11 +435,11 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
                                        "the request could not be served"));
     }
   });
-  s.set_exception_handler([](const httplib::Request&, httplib::Response& res,
-                             std::exception_ptr) {
-    SendError(res, openai::ErrorBody(absl::InternalError(
-                       "internal error while serving the request")));
-  });
+  s.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+        SendError(res, openai::ErrorBody(absl::InternalError(
+                           "internal error while serving the request")));
+      });
   s.Post("/v1/completions",
          [&n](const httplib::Request& req, httplib::Response& res) {
            n.Complete(openai::Endpoint::kCompletions, req, res);
@@ -448,14 +448,15 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
          [&n](const httplib::Request& req, httplib::Response& res) {
            n.Complete(openai::Endpoint::kChatCompletions, req, res);
          });
-  s.Get("/v1/models", [&n](const httplib::Request& req,
-                           httplib::Response& res) {
-    absl::StatusOr<std::string> client = n.Identify(req);
-    if (!client.ok()) return SendError(res, openai::ErrorBody(client.status()));
-    res.set_content(openai::ModelsBody(n.options.model_name, n.created,
-                                       n.context.model_info.prover_id()),
-                    kJson);
-  });
+  s.Get("/v1/models",
+        [&n](const httplib::Request& req, httplib::Response& res) {
+          absl::StatusOr<std::string> client = n.Identify(req);
+          if (!client.ok())
+            return SendError(res, openai::ErrorBody(client.status()));
+          res.set_content(openai::ModelsBody(n.options.model_name, n.created,
+                                             n.context.model_info.prover_id()),
+                          kJson);
+        });
   s.Get("/health", [&n](const httplib::Request&, httplib::Response& res) {
     res.status = n.draining.load() ? 503 : 200;
     res.set_content(n.draining.load() ? "draining\n" : "ok\n", "text/plain");
@@ -468,8 +469,8 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(
     n.port = -1;
   }
   if (n.port <= 0) {
-    return absl::UnavailableError(Cat(
-        "HTTP API: cannot listen on ", n.options.host, ":", n.options.port));
+    return absl::UnavailableError(Cat("HTTP API: cannot listen on ",
+                                      n.options.host, ":", n.options.port));
   }
   n.listener = std::thread([&s] { s.listen_after_bind(); });
   rpc::LogEvent("info", "prover.http", "listening",

@@ -3,11 +3,11 @@
 #include <utility>
 
 #include "prover/commitment_builder.h"
+#include "rpc/structured_log.h"
 #include "store/commitment.h"
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
-#include "rpc/structured_log.h"
 #include "store/status.h"
 
 namespace layerproof::prover {
@@ -126,9 +126,8 @@ absl::StatusOr<uint64_t> InferencePipeline::Start(GenerationSpec spec,
   scheduled.request = std::move(g);
   if (ProverMetrics* m = config_.metrics; m != nullptr) {
     // Engine thread: one clock read and one histogram update per token.
-    scheduled.on_token = [m, on_token = std::move(on_token),
-                          last = absl::Now(), first = true](
-                             int32_t token) mutable {
+    scheduled.on_token = [m, on_token = std::move(on_token), last = absl::Now(),
+                          first = true](int32_t token) mutable {
       const absl::Time now = absl::Now();
       (first ? m->time_to_first_token : m->time_per_output_token)
           .Observe(absl::ToDoubleSeconds(now - last));
@@ -148,9 +147,9 @@ absl::StatusOr<uint64_t> InferencePipeline::Start(GenerationSpec spec,
              {}},
             "prover commit queue");
         if (!queued.ok()) {
-          request->done(absl::Status(
-              queued.code(), Cat(std::string(queued.message()),
-                                 "; the request was not committed")));
+          request->done(absl::Status(queued.code(),
+                                     Cat(std::string(queued.message()),
+                                         "; the request was not committed")));
         }
       };
   return scheduler_.Enqueue(std::move(scheduled));
@@ -234,8 +233,10 @@ void InferencePipeline::Commit(
   }
   committed_.fetch_add(1);
   if (config_.metrics != nullptr) {
-    config_.metrics->prompt_tokens.Increment(static_cast<double>(f.prompt.size()));
-    config_.metrics->output_tokens.Increment(static_cast<double>(f.output.size()));
+    config_.metrics->prompt_tokens.Increment(
+        static_cast<double>(f.prompt.size()));
+    config_.metrics->output_tokens.Increment(
+        static_cast<double>(f.output.size()));
   }
 
   v1::GenerateResponse response;

@@ -45,16 +45,16 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "kernels/model/model.h"
-#include "text/model_text.h"
 #include "layerproof/v1/inference.pb.h"
 #include "prover/batch_scheduler.h"
 #include "prover/internal/prover_faults.h"
 #include "prover/journal.h"
-#include "prover/prover_metrics.h"
 #include "prover/log_submitter.h"
+#include "prover/prover_metrics.h"
 #include "prover/validation.h"
-#include "store/crypto.h"
 #include "rpc/task_pool.h"
+#include "store/crypto.h"
+#include "text/model_text.h"
 
 namespace layerproof::prover {
 

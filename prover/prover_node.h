@@ -37,15 +37,15 @@
 #include "kernels/model/engine.h"
 #include "kernels/model/executor.h"
 #include "kernels/model/model.h"
-#include "prover/internal/prover_faults.h"
 #include "prover/http_api.h"
+#include "prover/internal/prover_faults.h"
 #include "prover/journal.h"
 #include "prover/log_submitter.h"
-#include "store/crypto.h"
 #include "rpc/metrics.h"
 #include "rpc/peer_limiter.h"
 #include "rpc/roles.h"
 #include "rpc/tls.h"
+#include "store/crypto.h"
 
 namespace layerproof::prover {
 

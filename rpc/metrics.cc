@@ -83,14 +83,14 @@ class ProcessCollector final : public prometheus::Collectable {
                         MetricType::Counter);
       AddValue(cpu, (field(14) + field(15)) / ticks);
       out.push_back(std::move(cpu));
-      auto threads = Family("process_threads", "Number of OS threads.",
-                            MetricType::Gauge);
+      auto threads =
+          Family("process_threads", "Number of OS threads.", MetricType::Gauge);
       AddValue(threads, field(20));
       out.push_back(std::move(threads));
-      auto start = Family(
-          "process_start_time_seconds",
-          "Start time of the process since unix epoch in seconds.",
-          MetricType::Gauge);
+      auto start =
+          Family("process_start_time_seconds",
+                 "Start time of the process since unix epoch in seconds.",
+                 MetricType::Gauge);
       AddValue(start, BootTimeSeconds() + field(22) / ticks);
       out.push_back(std::move(start));
       auto vsize = Family("process_virtual_memory_bytes",
@@ -114,9 +114,9 @@ class ProcessCollector final : public prometheus::Collectable {
     out.push_back(std::move(open));
     rlimit limit{};
     if (getrlimit(RLIMIT_NOFILE, &limit) == 0) {
-      auto max = Family("process_max_fds",
-                        "Maximum number of open file descriptors.",
-                        MetricType::Gauge);
+      auto max =
+          Family("process_max_fds", "Maximum number of open file descriptors.",
+                 MetricType::Gauge);
       AddValue(max, limit.rlim_cur == RLIM_INFINITY
                         ? INFINITY
                         : static_cast<double>(limit.rlim_cur));
@@ -130,7 +130,7 @@ class ProcessCollector final : public prometheus::Collectable {
 
 prometheus::Histogram::BucketBoundaries LatencyBuckets() {
   return {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
-          0.25,   0.5,   1,      2.5,   5,    10,    30,    60};
+          0.25,   0.5,   1,      2.5,   5,    10,    30,   60};
 }
 
 prometheus::Histogram::BucketBoundaries SizeBuckets() {
@@ -142,8 +142,8 @@ prometheus::Histogram::BucketBoundaries SizeBuckets() {
 void SampledMetrics::Add(std::string name, std::string help, Type type,
                          Sampler sample) {
   absl::MutexLock lock(&mu_);
-  entries_.push_back({std::move(name), std::move(help), type,
-                      std::move(sample)});
+  entries_.push_back(
+      {std::move(name), std::move(help), type, std::move(sample)});
 }
 
 void SampledMetrics::Add(std::string name, std::string help, Type type,
@@ -212,10 +212,10 @@ absl::StatusOr<std::unique_ptr<MetricsServer>> MetricsServer::Start(
   s.set_read_timeout(5);
   s.set_write_timeout(5);
   s.set_payload_max_length(4096);
-  s.Get("/metrics", [&metrics](const httplib::Request&,
-                               httplib::Response& res) {
-    res.set_content(metrics.Scrape(), "text/plain; version=0.0.4");
-  });
+  s.Get("/metrics",
+        [&metrics](const httplib::Request&, httplib::Response& res) {
+          res.set_content(metrics.Scrape(), "text/plain; version=0.0.4");
+        });
   impl->port = port == 0 ? s.bind_to_any_port(host)
                          : (s.bind_to_port(host, port) ? port : -1);
   if (impl->port <= 0) {

@@ -12,10 +12,12 @@
 // that already exist. The last two ids are <|begin_of_text|> and
 // <|end_of_text|>. Integer arithmetic and ordered output only, so the JSON
 // is byte-identical on every platform.
+#include "text/synthetic_tokenizer.h"
+
 #include <algorithm>
-#include <fstream>
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <string>
 #include <string_view>
@@ -29,7 +31,6 @@
 #include "text/internal/regex.h"
 #include "text/internal/synthetic_corpus.h"
 #include "text/internal/unicode.h"
-#include "text/synthetic_tokenizer.h"
 
 namespace layerproof::text {
 namespace {
@@ -280,7 +281,6 @@ std::string BuildSyntheticTokenizerJson(int64_t vocab_size, uint64_t seed) {
   AddSeededMerges(model_tokens, seed, &vocab);
   return ToJson(vocab, vocab_size - 2);
 }
-
 
 // BOS, then "role: content" lines, then "assistant:" for the reply.
 constexpr char kSyntheticChatTemplate[] =

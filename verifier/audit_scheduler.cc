@@ -10,14 +10,14 @@
 #include "kernels/status.h"
 // One structured-log format for every node: the prover's header is reused
 // as is (it is to move to store/ for both).
+#include "check/bytes.h"
+#include "check/internal/opening_checks.h"
+#include "rpc/structured_log.h"
 #include "store/commitment.h"
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
-#include "rpc/structured_log.h"
 #include "verifier/internal/attribution.h"
-#include "check/bytes.h"
-#include "check/internal/opening_checks.h"
 
 namespace layerproof::verifier {
 namespace {
@@ -416,8 +416,7 @@ absl::Status AuditScheduler::RecordRefusalLocked(
   // Held across the count's read and the batch that raises it (refusals
   // are rare: at most one per submitter per refusal_verdict_interval).
   absl::MutexLock count_lock(&refusal_count_mu_);
-  LP_ASSIGN_OR_RETURN(const uint64_t stored,
-                      db.store->RefusalCount(submitter));
+  LP_ASSIGN_OR_RETURN(const uint64_t stored, db.store->RefusalCount(submitter));
   if (stored >= options_.max_refusals_per_submitter) {
     return absl::ResourceExhaustedError(
         Cat("submitter ", submitter, " has ", stored,

@@ -60,18 +60,18 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "check/re_executor.h"
 #include "layerproof/v1/audit.pb.h"
 #include "layerproof/v1/records.pb.h"
 #include "layerproof/v1/verifier_state.pb.h"
+#include "rpc/task_pool.h"
 #include "store/crypto.h"
 #include "store/log.h"
-#include "rpc/task_pool.h"
 #include "verifier/audit_policy.h"
 #include "verifier/audit_store.h"
-#include "verifier/verifier_metrics.h"
 #include "verifier/internal/db_handles.h"
 #include "verifier/prover_registry.h"
-#include "check/re_executor.h"
+#include "verifier/verifier_metrics.h"
 
 namespace layerproof::verifier {
 
@@ -120,7 +120,8 @@ class AuditScheduler {
   // Everything passed must outlive the scheduler, except the shared ones.
   AuditScheduler(AuditSchedulerOptions options,
                  std::shared_ptr<internal::DbHandles> dbs,
-                 const ProverDirectory& provers, const check::ReExecutor& re_executor,
+                 const ProverDirectory& provers,
+                 const check::ReExecutor& re_executor,
                  std::shared_ptr<check::OpeningSource> openings);
   // Shuts down with a zero deadline if not done, and joins the workers
   // (waiting for running audits however long they take).

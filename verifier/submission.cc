@@ -5,14 +5,14 @@
 
 #include "kernels/status.h"
 // The prover's structured-log header, reused (it is to move to store/).
+#include "check/bytes.h"
+#include "rpc/structured_log.h"
 #include "store/commitment.h"
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
-#include "rpc/structured_log.h"
 #include "store/submit.h"
 #include "verifier/evidence.h"
-#include "check/bytes.h"
 
 namespace layerproof::verifier {
 namespace {
@@ -193,13 +193,12 @@ v1::SubmitResult Submitter::RefuseSignature(const std::string& envelope,
               std::string(s.message()), ")"));
     }
   }
-  nlohmann::json fields = {
-      {"request_id", check::Hex(commitment.request_id())},
-      {"claimed_prover_id", commitment.prover_id()},
-      {"submitter", submitter},
-      {"code", absl::StatusCodeToString(refusal.code())},
-      {"message", std::string(refusal.message())},
-      {"verdict_logged", logged}};
+  nlohmann::json fields = {{"request_id", check::Hex(commitment.request_id())},
+                           {"claimed_prover_id", commitment.prover_id()},
+                           {"submitter", submitter},
+                           {"code", absl::StatusCodeToString(refusal.code())},
+                           {"message", std::string(refusal.message())},
+                           {"verdict_logged", logged}};
   if (!why.empty()) fields["no_verdict_because"] = why;
   LogEvent("warn", kLogComponent, "refusal", std::move(fields));
   return Refused(result);

@@ -53,8 +53,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "layerproof/v1/log.pb.h"
-#include "store/log.h"
 #include "rpc/task_pool.h"
+#include "store/log.h"
 #include "verifier/audit_scheduler.h"
 #include "verifier/audit_store.h"
 #include "verifier/internal/db_handles.h"
@@ -69,12 +69,12 @@ class Submitter {
 
   // `provers` and `scheduler` (and `metrics`, which may be null) must
   // outlive the Submitter.
-  Submitter(std::shared_ptr<internal::DbHandles> dbs,
-            const ProverDirectory& provers, AuditScheduler& scheduler,
-            size_t max_leaf_bytes, int threads, size_t max_bytes_in_flight,
-            absl::Duration refusal_verdict_interval =
-                kDefaultRefusalVerdictInterval,
-            VerifierMetrics* metrics = nullptr);
+  Submitter(
+      std::shared_ptr<internal::DbHandles> dbs, const ProverDirectory& provers,
+      AuditScheduler& scheduler, size_t max_leaf_bytes, int threads,
+      size_t max_bytes_in_flight,
+      absl::Duration refusal_verdict_interval = kDefaultRefusalVerdictInterval,
+      VerifierMetrics* metrics = nullptr);
   static constexpr absl::Duration kDefaultRefusalVerdictInterval =
       absl::Seconds(1);
   Submitter(const Submitter&) = delete;

@@ -187,8 +187,7 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
   node->submitter_ = std::make_unique<Submitter>(
       node->dbs_, *node->provers_, *node->scheduler_, options.max_leaf_bytes,
       options.submit_threads, options.max_submission_bytes_in_flight,
-      Submitter::kDefaultRefusalVerdictInterval,
-      node->verifier_metrics_.get());
+      Submitter::kDefaultRefusalVerdictInterval, node->verifier_metrics_.get());
   node->AddSampledMetrics();
   node->authorizer_ =
       std::make_unique<rpc::Authorizer>(options.roles, options.insecure);
@@ -261,8 +260,8 @@ void VerifierNode::AddSampledMetrics() {
   using Type = rpc::SampledMetrics::Type;
   using Samples = std::vector<std::pair<rpc::SampledMetrics::Labels, double>>;
   rpc::SampledMetrics& m = metrics_.sampled();
-  m.Add("layerproof_log_size", "Entries in the transparency log.",
-        Type::kGauge, [this] { return double(counters().log_size); });
+  m.Add("layerproof_log_size", "Entries in the transparency log.", Type::kGauge,
+        [this] { return double(counters().log_size); });
   m.Add("layerproof_log_checkpoint_age_seconds",
         "Seconds since the log last signed a checkpoint (with an appended "
         "batch); 0 before the first.",
@@ -280,28 +279,28 @@ void VerifierNode::AddSampledMetrics() {
         "Audits drawn by the policy since the start.", Type::kCounter,
         [this] { return double(counters().audits_drawn); });
   m.Add("layerproof_audit_errors_total",
-        "Audit runs left pending by an error since the start.",
-        Type::kCounter, [this] { return double(counters().audit_errors); });
+        "Audit runs left pending by an error since the start.", Type::kCounter,
+        [this] { return double(counters().audit_errors); });
   m.Add("layerproof_audit_backlog",
-        "Audits queued or running (drawn, requested or retried).",
-        Type::kGauge, [this] {
+        "Audits queued or running (drawn, requested or retried).", Type::kGauge,
+        [this] {
           const VerifierCounters c = counters();
           return double(c.audits_queued + c.audits_running);
         });
-  m.Add("layerproof_verdicts_total",
-        "Verdicts logged since the start, by outcome.", Type::kCounter,
-        rpc::SampledMetrics::Sampler([this] {
-          const VerifierCounters c = counters();
-          Samples out;
-          for (int v = 1; v < v1::VerdictOutcome_ARRAYSIZE; ++v) {
-            if (!v1::VerdictOutcome_IsValid(v)) continue;
-            out.push_back(
-                {{{"verdict",
-                   v1::VerdictOutcome_Name(static_cast<v1::VerdictOutcome>(v))}},
-                 double(c.verdicts[v])});
-          }
-          return out;
-        }));
+  m.Add(
+      "layerproof_verdicts_total",
+      "Verdicts logged since the start, by outcome.", Type::kCounter,
+      rpc::SampledMetrics::Sampler([this] {
+        const VerifierCounters c = counters();
+        Samples out;
+        for (int v = 1; v < v1::VerdictOutcome_ARRAYSIZE; ++v) {
+          if (!v1::VerdictOutcome_IsValid(v)) continue;
+          out.push_back({{{"verdict", v1::VerdictOutcome_Name(
+                                          static_cast<v1::VerdictOutcome>(v))}},
+                         double(c.verdicts[v])});
+        }
+        return out;
+      }));
 }
 
 VerifierCounters VerifierNode::counters() const {

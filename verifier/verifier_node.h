@@ -34,18 +34,18 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "check/re_executor.h"
 #include "grpcpp/impl/service_type.h"
 #include "kernels/model/engine.h"
 #include "layerproof/v1/records.pb.h"
-#include "store/crypto.h"
-#include "store/log.h"
 #include "rpc/metrics.h"
 #include "rpc/peer_limiter.h"
 #include "rpc/roles.h"
+#include "store/crypto.h"
+#include "store/log.h"
 #include "verifier/audit_policy.h"
 #include "verifier/prover_registry.h"
 #include "verifier/verifier_metrics.h"
-#include "check/re_executor.h"
 
 namespace layerproof::verifier {
 

@@ -15,17 +15,17 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "kernels/model/engine.h"
-#include "text/model_text.h"
 #include "layerproof/v1/inference.grpc.pb.h"
 #include "layerproof/v1/opening.grpc.pb.h"
 #include "prover/inference_pipeline.h"
-#include "prover/prover_metrics.h"
 #include "prover/internal/prover_faults.h"
 #include "prover/journal.h"
+#include "prover/prover_metrics.h"
 #include "prover/validation.h"
 #include "rpc/peer_limiter.h"
 #include "rpc/roles.h"
 #include "rpc/task_pool.h"
+#include "text/model_text.h"
 
 namespace layerproof::prover::internal {
 
@@ -63,7 +63,7 @@ struct ServiceContext {
   std::unique_ptr<rpc::PeerLimiter> peer_limiter;
   uint64_t max_opening_bytes = 0;
   absl::Duration max_opening_time = absl::InfiniteDuration();
-  ProverFaults* faults = nullptr;  // tests only
+  ProverFaults* faults = nullptr;    // tests only
   ProverMetrics* metrics = nullptr;  // may be null
 };
 

@@ -73,15 +73,28 @@ TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
   ASSERT_FALSE(verifier.address().empty());
   std::ofstream(root + "/api-keys.json")
       << R"({"sk-cli-serve-test-0001": "team-a"})";
-  NodeProcess prover(
-      with({"serve", "prover", "--model", cluster.model_dir(), "--key",
-            root + "/prover.key", "--listen", prover_address, "--verifier",
-            verifier.address(), "--log-key", root + "/verifier.pub",
-            "--journal", root + "/journal", "--http-listen", "127.0.0.1:0",
-            "--served-model-name", "tiny", "--api-keys",
-            root + "/api-keys.json"},
-           "prover-1"),
-      /*lines=*/2);
+  NodeProcess prover(with({"serve",
+                           "prover",
+                           "--model",
+                           cluster.model_dir(),
+                           "--key",
+                           root + "/prover.key",
+                           "--listen",
+                           prover_address,
+                           "--verifier",
+                           verifier.address(),
+                           "--log-key",
+                           root + "/verifier.pub",
+                           "--journal",
+                           root + "/journal",
+                           "--http-listen",
+                           "127.0.0.1:0",
+                           "--served-model-name",
+                           "tiny",
+                           "--api-keys",
+                           root + "/api-keys.json"},
+                          "prover-1"),
+                     /*lines=*/2);
   ASSERT_EQ(prover.address(), prover_address);
 
   // The OpenAI-compatible API, over TLS with the server's certificate:

@@ -8,11 +8,11 @@
 
 #include "check/receipt.h"
 #include "kernels/model/synth.h"
-#include "text/synthetic_tokenizer.h"
+#include "rpc/tls.h"
 #include "store/checkpoint.h"
 #include "store/commitment.h"
 #include "store/envelope.h"
-#include "rpc/tls.h"
+#include "text/synthetic_tokenizer.h"
 
 namespace layerproof::integration {
 namespace {

@@ -33,10 +33,10 @@
 #include "layerproof/v1/opening.grpc.pb.h"
 #include "prover/internal/prover_faults.h"
 #include "prover/prover_node.h"
-#include "store/crypto.h"
 #include "rpc/roles.h"
 #include "rpc/server.h"
 #include "rpc/tls.h"
+#include "store/crypto.h"
 #include "verifier/audit_policy.h"
 #include "verifier/verifier_node.h"
 

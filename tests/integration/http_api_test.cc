@@ -4,10 +4,9 @@
 // nothing, and a receipt checked in process with check::CheckReceipt.
 #include "prover/http_api.h"
 
-#include <httplib.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include <atomic>
 #include <memory>
@@ -76,7 +75,8 @@ TEST(HttpApi, ReceiptOfACompletionPassesTheClientCheck) {
   absl::StatusOr<int> port = p.node->StartHttpApi(Plain());
   ASSERT_TRUE(port.ok()) << port.status();
   httplib::Client client("127.0.0.1", *port);
-  auto res = client.Post("/v1/completions", CompletionBody(), "application/json");
+  auto res =
+      client.Post("/v1/completions", CompletionBody(), "application/json");
   ASSERT_TRUE(res) << httplib::to_string(res.error());
   ASSERT_EQ(res->status, 200) << res->body;
   absl::StatusOr<v1::SavedReceipt> saved = openai::ReceiptOfBody(res->body);
@@ -91,8 +91,9 @@ TEST(HttpApi, ReceiptOfACompletionPassesTheClientCheck) {
   // A second refusal path stores nothing: an unknown model leaves the
   // journal's count where it was.
   const uint64_t committed = p.node->committed_requests();
-  auto refused = client.Post(
-      "/v1/completions", R"({"model": "x", "prompt": "a"})", "application/json");
+  auto refused =
+      client.Post("/v1/completions", R"({"model": "x", "prompt": "a"})",
+                  "application/json");
   ASSERT_TRUE(refused);
   EXPECT_EQ(refused->status, 404);
   EXPECT_EQ(p.node->committed_requests(), committed);

@@ -4,13 +4,14 @@
 // HTTP API requests, audits), and the series are read back through
 // Prometheus's HTTP query API. `promtool check metrics` passes on each
 // node's exposition.
+#include "rpc/metrics.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -18,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "rpc/metrics.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/node_process.h"
 
@@ -155,9 +155,9 @@ TEST(Metrics, PrometheusScrapesEveryNodeUnderLoad) {
         "application/json");
     ASSERT_TRUE(res && res->status == 200);
   }
-  auto refused = api.Post("/v1/completions",
-                          R"({"model": "tiny", "prompt": "x", "n": 3})",
-                          "application/json");
+  auto refused =
+      api.Post("/v1/completions", R"({"model": "tiny", "prompt": "x", "n": 3})",
+               "application/json");
   ASSERT_TRUE(refused && refused->status == 400);
   ASSERT_TRUE(cluster.verifier().WaitIdle(absl::Seconds(60)).ok());
 
@@ -190,9 +190,9 @@ TEST(Metrics, PrometheusScrapesEveryNodeUnderLoad) {
                          [](double v) { return v == 2; }));
   EXPECT_TRUE(Eventually(prom_port, "layerproof_output_tokens_total",
                          [](double v) { return v == 3 * 4 + 2 * 3; }));
-  EXPECT_TRUE(Eventually(
-      prom_port, "layerproof_time_to_first_token_seconds_count",
-      [](double v) { return v == 5; }));
+  EXPECT_TRUE(Eventually(prom_port,
+                         "layerproof_time_to_first_token_seconds_count",
+                         [](double v) { return v == 5; }));
   EXPECT_TRUE(Eventually(prom_port, "layerproof_batch_size_count", positive));
   EXPECT_TRUE(Eventually(prom_port,
                          "layerproof_queue_depth{queue=\"generation\"}",
@@ -200,11 +200,10 @@ TEST(Metrics, PrometheusScrapesEveryNodeUnderLoad) {
   // Log.
   EXPECT_TRUE(Eventually(prom_port, "layerproof_log_size",
                          [](double v) { return v >= 10; }));  // 5 + verdicts
+  EXPECT_TRUE(Eventually(prom_port, "layerproof_log_append_seconds_count",
+                         [](double v) { return v == 5; }));
   EXPECT_TRUE(
-      Eventually(prom_port, "layerproof_log_append_seconds_count",
-                 [](double v) { return v == 5; }));
-  EXPECT_TRUE(Eventually(prom_port, "layerproof_log_checkpoint_age_seconds",
-                         positive));
+      Eventually(prom_port, "layerproof_log_checkpoint_age_seconds", positive));
   // Audits.
   EXPECT_TRUE(Eventually(prom_port, "layerproof_audits_drawn_total",
                          [](double v) { return v == 5; }));
@@ -213,17 +212,16 @@ TEST(Metrics, PrometheusScrapesEveryNodeUnderLoad) {
                          [](double v) { return v == 5; }));
   EXPECT_TRUE(Eventually(prom_port, "layerproof_audit_backlog",
                          [](double v) { return v == 0; }));
-  EXPECT_TRUE(Eventually(prom_port, "layerproof_audit_opening_bytes_total",
-                         positive));
+  EXPECT_TRUE(
+      Eventually(prom_port, "layerproof_audit_opening_bytes_total", positive));
   EXPECT_TRUE(Eventually(prom_port,
                          "layerproof_audit_reexecution_seconds_count",
                          [](double v) { return v == 5; }));
   // Process, from both targets.
-  EXPECT_TRUE(Eventually(prom_port,
-                         "count(process_resident_memory_bytes > 0)",
+  EXPECT_TRUE(Eventually(prom_port, "count(process_resident_memory_bytes > 0)",
                          [](double v) { return v == 2; }));
-  EXPECT_TRUE(Eventually(prom_port, "count(up == 1)",
-                         [](double v) { return v == 2; }));
+  EXPECT_TRUE(
+      Eventually(prom_port, "count(up == 1)", [](double v) { return v == 2; }));
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ class ApiRequestTest : public ::testing::Test {
 };
 
 TEST_F(ApiRequestTest, CompletionGetsOpenAiDefaults) {
-  absl::StatusOr<ApiRequest> r = Completion(R"({"model": "m", "prompt": "hi"})");
+  absl::StatusOr<ApiRequest> r =
+      Completion(R"({"model": "m", "prompt": "hi"})");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->generate.text(), "hi");
   EXPECT_EQ(r->prompt_text, "hi");
@@ -71,8 +72,8 @@ TEST_F(ApiRequestTest, CompletionFieldsMap) {
 
 TEST_F(ApiRequestTest, TokenPromptsAreIds) {
   for (const char* prompt : {"[1, 2, 3]", "[[1, 2, 3]]"}) {
-    absl::StatusOr<ApiRequest> r = Completion(
-        std::string(R"({"model": "m", "prompt": )") + prompt + "}");
+    absl::StatusOr<ApiRequest> r =
+        Completion(std::string(R"({"model": "m", "prompt": )") + prompt + "}");
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(std::vector<int32_t>(r->generate.token_ids().ids().begin(),
                                    r->generate.token_ids().ids().end()),
@@ -92,11 +93,11 @@ TEST_F(ApiRequestTest, NonceFixesTheSeedSource) {
   EXPECT_THAT(
       Completion(R"({"model": "m", "prompt": "hi"})", "0g").status().message(),
       HasSubstr("header X-LayerProof-Nonce"));
-  EXPECT_THAT(Completion(R"({"model": "m", "prompt": "hi"})",
-                         std::string(130, 'a'))
-                  .status()
-                  .message(),
-              HasSubstr("want 2 to 128 hex digits"));
+  EXPECT_THAT(
+      Completion(R"({"model": "m", "prompt": "hi"})", std::string(130, 'a'))
+          .status()
+          .message(),
+      HasSubstr("want 2 to 128 hex digits"));
 }
 
 TEST_F(ApiRequestTest, ChatIsTheTemplateEncodedWithoutAddedSpecials) {
@@ -115,7 +116,8 @@ TEST_F(ApiRequestTest, ChatIsTheTemplateEncodedWithoutAddedSpecials) {
   // No max_tokens: what the context leaves, up to max_new_tokens.
   EXPECT_EQ(r->generate.max_tokens(), 100u);
   served_.max_context = static_cast<int64_t>(ids->size()) + 9;
-  r = Chat(R"({"model": "m", "messages": [{"role": "developer", "content": "Be brief."},
+  r = Chat(
+      R"({"model": "m", "messages": [{"role": "developer", "content": "Be brief."},
           {"role": "user", "content": "Hi!"}]})");
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->generate.max_tokens(), 9u);
@@ -152,8 +154,8 @@ struct Refusal {
 TEST_F(ApiRequestTest, RefusalsNameTheField) {
   const Refusal cases[] = {
       {Endpoint::kCompletions, "[1]", "body: got [1], want a JSON object"},
-      {Endpoint::kCompletions, R"({"model": "m", "prompt": "x", "prompt": "y"})",
-       "body: bad JSON"},
+      {Endpoint::kCompletions,
+       R"({"model": "m", "prompt": "x", "prompt": "y"})", "body: bad JSON"},
       {Endpoint::kCompletions, R"({"prompt": "x"})", "body: model: got null"},
       {Endpoint::kCompletions, R"({"model": "m"})", "body: prompt: missing"},
       {Endpoint::kCompletions, R"({"model": "m", "prompt": 5})",
@@ -172,7 +174,8 @@ TEST_F(ApiRequestTest, RefusalsNameTheField) {
       {Endpoint::kCompletions,
        R"({"model": "m", "prompt": "x", "logit_bias": {"1": 5}})",
        "body: logit_bias: got"},
-      {Endpoint::kCompletions, R"({"model": "m", "prompt": "x", "logprobs": 2})",
+      {Endpoint::kCompletions,
+       R"({"model": "m", "prompt": "x", "logprobs": 2})",
        "body: logprobs: got 2"},
       {Endpoint::kCompletions, R"({"model": "m", "prompt": "x", "echo": true})",
        "body: echo: got true"},
@@ -189,7 +192,8 @@ TEST_F(ApiRequestTest, RefusalsNameTheField) {
       {Endpoint::kCompletions,
        R"({"model": "m", "prompt": "x", "max_tokens": 101})",
        "body: max_tokens: got 101, want an integer in [1, 100]"},
-      {Endpoint::kCompletions, R"({"model": "m", "prompt": "x", "max_tokens": 0})",
+      {Endpoint::kCompletions,
+       R"({"model": "m", "prompt": "x", "max_tokens": 0})",
        "body: max_tokens: got 0"},
       {Endpoint::kCompletions,
        R"({"model": "m", "prompt": "x", "stop": ["a", "b", "c", "d", "e"]})",

@@ -21,8 +21,9 @@ inline constexpr char kChatTemplate[] =
 
 inline std::unique_ptr<text::ModelText> SyntheticText(
     std::optional<std::string> chat_template = kChatTemplate) {
-  auto text = text::ModelText::FromJson(text::BuildSyntheticTokenizerJson(512, 1),
-                                        "", std::move(chat_template), "synth");
+  auto text =
+      text::ModelText::FromJson(text::BuildSyntheticTokenizerJson(512, 1), "",
+                                std::move(chat_template), "synth");
   EXPECT_TRUE(text.ok()) << text.status().ToString();
   return text.ok() ? *std::move(text) : nullptr;
 }

@@ -103,7 +103,8 @@ TEST(BatchScheduler, SinkReturningFalseEndsTheSequenceAfterThatToken) {
   ASSERT_TRUE(scheduler.EnqueueAll(std::move(gs)).ok());
   {
     absl::MutexLock lock(&mu);
-    mu.Await(absl::Condition(+[](int* n) { return *n == 2; }, &finished));
+    mu.Await(absl::Condition(
+        +[](int* n) { return *n == 2; }, &finished));
   }
   EXPECT_EQ(got[0].output.size(), 3u);
   EXPECT_EQ(got[0].finish, model::FinishReason::kCancelled);
