@@ -32,13 +32,14 @@
 #include "rpc/tls.h"
 #include "store/crypto.h"
 #include "store/status.h"
+#include "verifier/auditor_worker.h"
 #include "verifier/verifier_node.h"
 
 namespace layerproof::cli {
 namespace {
 
 constexpr char kServeUsage[] =
-    "usage: layerproof serve prover|verifier [flags]\n"
+    "usage: layerproof serve prover|verifier|auditor [flags]\n"
     "\n"
     "layerproof serve prover --model DIR --key KEY --listen ADDR\n"
     "    --verifier ADDR --log-key FILE --journal DIR [--verifier-id ID]\n"
@@ -62,9 +63,20 @@ constexpr char kServeUsage[] =
     "    --provers FILE [--verifier-id ID] [--audit-rate A]\n"
     "    [--layers-per-audit S] [--audit-threads N] [--opening-timeout-ms N]\n"
     "    [--backend B] [--threads N]\n"
+    "    [--remote-auditors [--audit-lease-seconds N]]\n"
     "  Serves Log, Audit and Report; logs commitments from the provers in "
     "FILE\n"
-    "  (docs/protocol.md) and audits a random fraction A of them.\n"
+    "  (docs/protocol.md) and audits a random fraction A of them. With\n"
+    "  --remote-auditors it also serves AuditWork and leases each audit's\n"
+    "  re-execution to `serve auditor` workers (a lease not renewed in N s,\n"
+    "  default 60, goes to another); it still signs every verdict.\n"
+    "\n"
+    "layerproof serve auditor --verifier ADDR --model DIR [--worker-id ID]\n"
+    "    [--concurrency N] [--backend B] [--threads N]\n"
+    "  A stateless auditor worker: leases audits from the verifier, opens\n"
+    "  them at the provers, re-executes them and reports the outcome\n"
+    "  (docs/operations.md \"Auditors\"). TLS: --peer-ca, --peer-name,\n"
+    "  --client-cert/--client-key (role auditor), or --insecure.\n"
     "\n"
     "Metrics (both; docs/operations.md): --metrics-listen ADDR serves\n"
     "  Prometheus metrics on GET /metrics there (plaintext: counts and\n"
@@ -446,9 +458,10 @@ int RunServeVerifier(const std::vector<std::string>& args) {
   Flags flags(With({"--model", "--key", "--db", "--listen", "--provers",
                     "--verifier-id", "--audit-rate", "--layers-per-audit",
                     "--audit-threads", "--opening-timeout-ms", "--backend",
-                    "--threads", "--metrics-listen"},
+                    "--threads", "--metrics-listen",
+                    "--audit-lease-seconds"},
                    With(kTransportFlags, kPeerFlags)),
-              {"--insecure", "--help"});
+              {"--insecure", "--help", "--remote-auditors"});
   std::string error;
   if (!flags.Parse(args, &error)) return ServeUsage(error);
   if (flags.Has("--help")) {
@@ -468,8 +481,10 @@ int RunServeVerifier(const std::vector<std::string>& args) {
   const auto threads = flags.GetInt("--threads", 0, 0, 1024, &error);
   const std::optional<rpc::PeerLimits> peer_limits =
       ParsePeerLimits(flags, &error);
+  const auto lease_s =
+      flags.GetInt("--audit-lease-seconds", 60, 1, 86400, &error);
   if (!rate || !layers || !audit_threads || !timeout_ms || !threads ||
-      !peer_limits) {
+      !peer_limits || !lease_s) {
     return ServeUsage(error);
   }
   auto transport = ParseTransport(flags);
@@ -497,6 +512,8 @@ int RunServeVerifier(const std::vector<std::string>& args) {
   options.policy.layers_per_audit = static_cast<uint32_t>(*layers);
   options.audit_threads = static_cast<int>(*audit_threads);
   options.opening_timeout = absl::Milliseconds(*timeout_ms);
+  options.remote_auditors = flags.Has("--remote-auditors");
+  options.audit_lease = absl::Seconds(*lease_s);
   options.peer_limits = *peer_limits;
   options.roles = transport->roles;
   options.insecure = transport->insecure;
@@ -514,6 +531,79 @@ int RunServeVerifier(const std::vector<std::string>& args) {
                           [&] { return (*node)->Shutdown(absl::Seconds(20)); });
 }
 
+int RunServeAuditor(const std::vector<std::string>& args) {
+  Flags flags({"--verifier", "--model", "--worker-id", "--concurrency",
+               "--backend", "--threads", "--metrics-listen", "--peer-ca",
+               "--peer-name", "--client-cert", "--client-key"},
+              {"--insecure", "--help"});
+  std::string error;
+  if (!flags.Parse(args, &error)) return ServeUsage(error);
+  if (flags.Has("--help")) {
+    std::fputs(kServeUsage, stdout);
+    return 0;
+  }
+  if (const std::string missing = MissingFlag(flags, {"--verifier", "--model"});
+      !missing.empty()) {
+    return ServeUsage(missing);
+  }
+  const auto concurrency = flags.GetInt("--concurrency", 1, 1, 256, &error);
+  const auto threads = flags.GetInt("--threads", 0, 0, 1024, &error);
+  if (!concurrency || !threads) return ServeUsage(error);
+  rpc::TlsOptions tls;
+  tls.insecure = flags.Has("--insecure");
+  if (tls.insecure) {
+    for (const char* f :
+         {"--peer-ca", "--peer-name", "--client-cert", "--client-key"}) {
+      if (flags.Has(f)) {
+        return ServeUsage(std::string(f) + " conflicts with --insecure");
+      }
+    }
+  } else {
+    tls.ca_file = flags.Get("--peer-ca");
+    tls.server_name_override = flags.Get("--peer-name");
+    tls.cert_file = flags.Get("--client-cert");
+    tls.key_file = flags.Get("--client-key");
+  }
+  const sigset_t stop_signals = BlockStopSignals();
+  auto loaded = LoadEngine(flags.Get("--model"), flags.Get("--backend"),
+                           static_cast<int>(*threads));
+  if (!loaded.ok())
+    return Fail("--model", store::ToAbslStatus(loaded.status()));
+  verifier::AuditorWorkerOptions options;
+  options.worker_id = flags.Get("--worker-id", "auditor-1");
+  options.verifier_address = flags.Get("--verifier");
+  options.verifier_tls = tls;
+  options.prover_tls = tls;
+  options.engine = loaded->engine.get();
+  options.concurrency = static_cast<int>(*concurrency);
+  auto worker = verifier::AuditorWorker::Start(std::move(options));
+  if (!worker.ok()) return Fail("serve auditor", worker.status());
+  rpc::NodeMetrics node_metrics;
+  verifier::AuditorWorker* w = worker->get();
+  node_metrics.sampled().Add(
+      "layerproof_auditor_audits_completed_total",
+      "Audits this worker completed under a current lease.",
+      rpc::SampledMetrics::Type::kCounter,
+      [w] { return double(w->completed()); });
+  node_metrics.sampled().Add(
+      "layerproof_auditor_completions_refused_total",
+      "Completions the verifier refused (the lease had lapsed).",
+      rpc::SampledMetrics::Type::kCounter,
+      [w] { return double(w->refused()); });
+  auto metrics = StartMetrics(flags, "auditor-metrics", node_metrics);
+  if (!metrics.ok()) return Fail("--metrics-listen", metrics.status());
+  std::printf(
+      "{\"event\":\"listening\",\"node\":\"auditor\",\"address\":\"%s\"}\n",
+      flags.Get("--verifier").c_str());
+  std::fflush(stdout);
+  PrintStopping("auditor", WaitForSignal(stop_signals));
+  // Running audits finish and are reported; leases not yet taken stay with
+  // the verifier for the other workers.
+  (*worker)->Stop();
+  metrics->reset();
+  return 0;
+}
+
 }  // namespace
 
 int RunServe(const std::vector<std::string>& args) {
@@ -521,6 +611,7 @@ int RunServe(const std::vector<std::string>& args) {
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "prover") return RunServeProver(rest);
   if (args[0] == "verifier") return RunServeVerifier(rest);
+  if (args[0] == "auditor") return RunServeAuditor(rest);
   if (args[0] == "--help") {
     std::fputs(kServeUsage, stdout);
     return 0;

@@ -324,12 +324,9 @@ absl::StatusOr<v1::VerdictRecord> AuditScheduler::RunAuditOrError(
     plan.layers.assign(record.layers().begin(), record.layers().end());
     plan.all_layers = record.all_layers();
     plan.audit_seed = seed;
-    const std::shared_ptr<const store::KeyRing> keys = provers_.keys();
     const absl::Time started = absl::Now();
-    LP_ASSIGN_OR_RETURN(
-        check::AuditOutcome outcome,
-        re_executor_.Audit(envelope, record.commitment_leaf_index(), plan,
-                           *keys, *openings_, options_.opening_timeout));
+    LP_ASSIGN_OR_RETURN(check::AuditOutcome outcome,
+                        ReExecute(envelope, record, plan));
     if (options_.metrics != nullptr) {
       options_.metrics->audit_reexecution_seconds.Observe(
           absl::ToDoubleSeconds(absl::Now() - started));
@@ -364,6 +361,41 @@ absl::StatusOr<v1::VerdictRecord> AuditScheduler::RunAuditOrError(
     return absl::UnavailableError("the verifier shut down before logging");
   }
   return AppendVerdict(db, record);
+}
+
+absl::StatusOr<check::AuditOutcome> AuditScheduler::ReExecute(
+    const std::string& envelope, const v1::AuditRecord& record,
+    const check::AuditPlan& plan) {
+  if (options_.leases == nullptr) {
+    const std::shared_ptr<const store::KeyRing> keys = provers_.keys();
+    return re_executor_.Audit(envelope, record.commitment_leaf_index(), plan,
+                              *keys, *openings_, options_.opening_timeout);
+  }
+  v1::AuditTask task;
+  task.set_commitment_envelope(envelope);
+  task.set_commitment_leaf_index(record.commitment_leaf_index());
+  task.mutable_layers()->Assign(plan.layers.begin(), plan.layers.end());
+  task.set_all_layers(plan.all_layers);
+  task.set_audit_seed(plan.audit_seed);
+  task.set_opening_timeout_ms(static_cast<uint32_t>(
+      absl::ToInt64Milliseconds(options_.opening_timeout)));
+  // The prover the commitment names (the log verified its signature); an
+  // unregistered one goes out without a key, and the worker's re-executor
+  // then finds no key for the envelope, as ours would.
+  v1::Commitment commitment;
+  if (std::optional<v1::Envelope> env = ParseStoredEnvelope(envelope);
+      env.has_value() && commitment.ParseFromString(env->payload())) {
+    task.set_prover_id(commitment.prover_id());
+    if (std::optional<ProverRegistration> p =
+            provers_.Find(commitment.prover_id());
+        p.has_value()) {
+      const auto& raw = p->key.raw();
+      task.set_prover_public_key(
+          std::string(reinterpret_cast<const char*>(raw.data()), raw.size()));
+      task.set_opening_address(p->opening_address);
+    }
+  }
+  return options_.leases->Execute(std::move(task));
 }
 
 absl::StatusOr<v1::VerdictRecord> AuditScheduler::AppendVerdict(

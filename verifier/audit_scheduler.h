@@ -67,6 +67,7 @@
 #include "rpc/task_pool.h"
 #include "store/crypto.h"
 #include "store/log.h"
+#include "verifier/audit_leases.h"
 #include "verifier/audit_policy.h"
 #include "verifier/audit_store.h"
 #include "verifier/internal/db_handles.h"
@@ -101,6 +102,10 @@ struct AuditSchedulerOptions {
   // Re-execution time and opening bytes, when not null; must outlive the
   // scheduler.
   VerifierMetrics* metrics = nullptr;
+  // When not null, audits are re-executed by auditor workers that lease
+  // them there (audit_leases.h) instead of in this process; must outlive
+  // the scheduler. The verdict is signed and logged here either way.
+  AuditLeases* leases = nullptr;
 };
 
 struct AuditCounters {
@@ -199,6 +204,10 @@ class AuditScheduler {
                                                     std::string* request_id);
   // Appends a signed verdict stored in `record`, indexes it and logs it
   // (a "verdict" line).
+  // The audit's outcome: re_executor_ here, or a leased auditor worker.
+  absl::StatusOr<check::AuditOutcome> ReExecute(const std::string& envelope,
+                                                const v1::AuditRecord& record,
+                                                const check::AuditPlan& plan);
   absl::StatusOr<v1::VerdictRecord> AppendVerdict(
       const internal::Dbs& db, const v1::AuditRecord& record);
   void LogVerdict(const v1::AuditRecord& record, uint64_t leaf_index) const;

@@ -175,6 +175,14 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
   node->verifier_metrics_ =
       std::make_unique<VerifierMetrics>(node->metrics_.registry());
   scheduler_options.metrics = node->verifier_metrics_.get();
+  if (options.remote_auditors) {
+    if (options.audit_lease < absl::Seconds(1)) {
+      return absl::InvalidArgumentError(
+          "VerifierOptions.audit_lease: want at least 1 s");
+    }
+    node->leases_ = std::make_unique<AuditLeases>(options.audit_lease);
+    scheduler_options.leases = node->leases_.get();
+  }
   node->scheduler_ = std::make_unique<AuditScheduler>(
       std::move(scheduler_options), node->dbs_, *node->provers_,
       *node->re_executor_, node->openings_);
@@ -195,6 +203,10 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
                       rpc::PeerLimiter::Create(options.peer_limits));
   node->log_service_ = std::make_unique<LogService>(
       node->dbs_, *node->submitter_, *node->authorizer_, *node->peer_limiter_);
+  if (node->leases_ != nullptr) {
+    node->audit_work_service_ = std::make_unique<AuditWorkService>(
+        *node->leases_, *node->authorizer_);
+  }
   node->audit_service_ = std::make_unique<AuditService>(
       node->dbs_, *node->scheduler_, *node->authorizer_, *node->peer_limiter_,
       node->log_origin_, num_layers, options.max_evidence_bytes);
@@ -216,7 +228,10 @@ VerifierNode::~VerifierNode() {
 }
 
 std::vector<grpc::Service*> VerifierNode::services() {
-  return {log_service_.get(), audit_service_.get(), report_service_.get()};
+  std::vector<grpc::Service*> out = {log_service_.get(), audit_service_.get(),
+                                     report_service_.get()};
+  if (audit_work_service_ != nullptr) out.push_back(audit_work_service_.get());
+  return out;
 }
 
 absl::Status VerifierNode::AddProver(const ProverRegistration& prover) {
@@ -246,6 +261,9 @@ absl::Status VerifierNode::Shutdown(absl::Duration grace) {
       submitter_ != nullptr ? submitter_->Shutdown(deadline) : absl::OkStatus();
   absl::Status audits =
       scheduler_ != nullptr ? scheduler_->Shutdown(deadline) : absl::OkStatus();
+  // Remote audits still running after the grace are abandoned like local
+  // ones (they stay pending): their audit threads stop waiting now.
+  if (leases_ != nullptr) leases_->Shutdown();
   // A report still being built finishes on its own snapshot of the
   // databases; queued ones are refused.
   if (report_service_ != nullptr) report_service_->Shutdown(deadline);
@@ -287,6 +305,18 @@ void VerifierNode::AddSampledMetrics() {
           const VerifierCounters c = counters();
           return double(c.audits_queued + c.audits_running);
         });
+  m.Add("layerproof_audit_leases",
+        "With remote auditors: audits posted for workers, by state.",
+        Type::kGauge, rpc::SampledMetrics::Sampler([this] {
+          const VerifierCounters c = counters();
+          return Samples{{{{"state", "posted"}}, double(c.audits_posted)},
+                         {{{"state", "leased"}}, double(c.audits_leased)}};
+        }));
+  m.Add("layerproof_audit_leases_lapsed_total",
+        "Leases that lapsed (a worker died or stalled) and were offered "
+        "again.",
+        Type::kCounter,
+        [this] { return double(counters().audit_leases_lapsed); });
   m.Add(
       "layerproof_verdicts_total",
       "Verdicts logged since the start, by outcome.", Type::kCounter,
@@ -303,6 +333,10 @@ void VerifierNode::AddSampledMetrics() {
       }));
 }
 
+std::vector<std::string> VerifierNode::AuditLeaseHolders() const {
+  return leases_ != nullptr ? leases_->Holders() : std::vector<std::string>{};
+}
+
 VerifierCounters VerifierNode::counters() const {
   VerifierCounters out;
   const AuditCounters a = scheduler_->counters();
@@ -313,6 +347,11 @@ VerifierCounters VerifierNode::counters() const {
   out.verdicts = a.verdicts;
   out.audits_queued = scheduler_->queued();
   out.audits_running = scheduler_->running();
+  if (leases_ != nullptr) {
+    out.audits_posted = leases_->posted();
+    out.audits_leased = leases_->leased();
+    out.audit_leases_lapsed = leases_->lapsed();
+  }
   absl::StatusOr<internal::Dbs> db = dbs_->Get();
   if (db.ok()) out.log_size = db->log->Size();
   return out;

@@ -43,7 +43,9 @@
 #include "rpc/roles.h"
 #include "store/crypto.h"
 #include "store/log.h"
+#include "verifier/audit_leases.h"
 #include "verifier/audit_policy.h"
+#include "verifier/audit_work_service.h"
 #include "verifier/prover_registry.h"
 #include "verifier/verifier_metrics.h"
 
@@ -82,6 +84,12 @@ struct VerifierOptions {
   AuditPolicy policy;
   // Audit worker threads (re-executions running at once), 1..256.
   int audit_threads = 2;
+  // Re-execute audits in auditor workers (`serve auditor`, AuditWork:
+  // audit_leases.h) rather than in this process; audit_threads then bounds
+  // the audits posted for leasing at once. A lease not renewed within
+  // audit_lease is leased again.
+  bool remote_auditors = false;
+  absl::Duration audit_lease = absl::Seconds(60);
   // Threads admitting submitted envelopes; a batch's appends run on them
   // at once so the log group-commits them. 1..1024.
   int submit_threads = 32;
@@ -127,6 +135,11 @@ struct VerifierCounters {
   uint64_t audit_errors = 0;        // audits left pending by an error
   uint64_t audits_queued = 0;
   uint64_t audits_running = 0;
+  // With remote auditors: audits posted for workers, under a current
+  // lease, and leases that lapsed since the start.
+  uint64_t audits_posted = 0;
+  uint64_t audits_leased = 0;
+  uint64_t audit_leases_lapsed = 0;
   // Verdicts indexed since start, by v1::VerdictOutcome value.
   std::array<uint64_t, v1::VerdictOutcome_ARRAYSIZE> verdicts{};
 };
@@ -158,6 +171,9 @@ class VerifierNode {
   absl::Status Shutdown(absl::Duration grace);
 
   VerifierCounters counters() const;
+  // With remote auditors, the workers that hold a current lease (one entry
+  // per lease); empty otherwise.
+  std::vector<std::string> AuditLeaseHolders() const;
   // The node's Prometheus metrics (verifier_metrics.h, and the log size,
   // audits and backlog sampled when scraped), for an rpc::MetricsServer.
   const rpc::NodeMetrics& metrics() const { return metrics_; }
@@ -186,6 +202,9 @@ class VerifierNode {
   // Set when the node made its own gRPC opening client (not owned here).
   GrpcOpeningSource* grpc_openings_ = nullptr;
   std::shared_ptr<internal::DbHandles> dbs_;
+  // Before the scheduler: its threads wait on the leases until Shutdown.
+  std::unique_ptr<AuditLeases> leases_;
+  std::unique_ptr<AuditWorkService> audit_work_service_;
   std::unique_ptr<AuditScheduler> scheduler_;
   std::unique_ptr<Submitter> submitter_;
   std::unique_ptr<rpc::Authorizer> authorizer_;

@@ -114,6 +114,8 @@ void Cluster::StartVerifier(const VerifierSetup& setup) {
   options.insecure = setup.server_tls.insecure;
   options.peer_limits = setup.peer_limits;
   options.max_refusals_per_submitter = setup.max_refusals_per_submitter;
+  options.remote_auditors = setup.remote_auditors;
+  options.audit_lease = setup.audit_lease;
   for (const auto& p : provers_) {
     if (!p->node) continue;
     options.provers.push_back(verifier::ProverRegistration{

@@ -68,6 +68,9 @@ struct VerifierSetup {
   rpc::RoleMap roles{};
   rpc::PeerLimits peer_limits{};
   uint64_t max_refusals_per_submitter = 1000;
+  // Audits re-executed by auditor workers that lease them (AuditWork).
+  bool remote_auditors = false;
+  absl::Duration audit_lease = absl::Seconds(60);
 };
 
 struct ProverSetup {
