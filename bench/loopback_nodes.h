@@ -50,7 +50,7 @@ class LoopbackNodes {
   LoopbackNodes(const kernels::model::Model& model, kernels::Backend* backend,
                 const std::filesystem::path& dir,
                 const verifier::AuditPolicy& policy,
-                bool record_metrics = true) {
+                bool record_metrics = true, bool remote_auditors = false) {
     namespace km = kernels::model;
     verifier_executor_ = Must(km::MakeExecutor(backend), "executor");
     prover_executor_ = Must(km::MakeExecutor(backend), "executor");
@@ -64,6 +64,8 @@ class LoopbackNodes {
     vo.key = verifier_key_;
     vo.db_dir = Fresh(dir / "verifier");
     vo.policy = policy;
+    vo.remote_auditors = remote_auditors;
+    if (remote_auditors) vo.audit_threads = 64;  // they wait on workers
     vo.insecure = true;
     verifier_ = Must(verifier::VerifierNode::Create(std::move(vo)),
                      "VerifierNode::Create");
