@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "store/envelope.h"
+#include "layerproof/v1/audit_work.grpc.pb.h"
 #include "rpc/roles.h"
+#include "rpc/tls.h"
 #include "tests/integration/cluster.h"
 #include "tests/rpc/test_certs.h"
+#include "verifier/auditor_worker.h"
 
 namespace layerproof::integration {
 namespace {
@@ -150,6 +153,62 @@ TEST_F(SecureCluster, RequestAuditAndEvidenceNeedTheAuditorRole) {
   EXPECT_TRUE(
       audit->GetEvidence(&evidence_context, evidence_request, &bundle).ok());
   EXPECT_EQ(bundle.commitment_envelope(), r.commitment_envelope());
+}
+
+// AuditWork (leasing audits to workers) needs role auditor; a worker with
+// the auditor certificate concludes the audit over mTLS, opening at the
+// prover with the same certificate.
+TEST(SecureAuditors, AuditWorkNeedsTheAuditorRole) {
+  const TestCerts& certs = TestCerts::Get();
+  ASSERT_TRUE(certs.ok());
+  Cluster cluster;
+  cluster.set_query_tls(certs.Client("stranger"));
+  VerifierSetup vs{.policy = {1.0, 1},
+                   .server_tls = certs.Server(true),
+                   .client_tls = certs.Client("verifier-1"),
+                   .roles = Roles()};
+  vs.remote_auditors = true;
+  cluster.StartVerifier(vs);
+  RunningProver& prover =
+      cluster.StartProver({.server_tls = certs.Server(true),
+                           .client_tls = certs.Client("prover-1"),
+                           .roles = Roles()});
+  for (const char* who : {"stranger", "prover-1", "client-1"}) {
+    auto channel = rpc::MakeChannel(cluster.verifier_address(),
+                                    certs.Client(who));
+    ASSERT_TRUE(channel.ok());
+    auto work = v1::AuditWork::NewStub(*channel);
+    v1::LeaseAuditRequest request;
+    request.set_worker_id(who);
+    v1::LeaseAuditResponse response;
+    grpc::ClientContext context;
+    EXPECT_EQ(work->Lease(&context, request, &response).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED)
+        << who;
+  }
+  auto stub = cluster.InferenceStub(prover, certs.Client("client-1"));
+  v1::SamplingParams greedy;
+  greedy.set_top_p(1.0f);
+  auto r = cluster.Generate(*stub, {1, 2, 3}, 3, greedy);
+  ASSERT_TRUE(r.ok()) << r.status();
+  auto backend = kernels::DefaultBackend();
+  ASSERT_TRUE(backend.ok());
+  auto executor = kernels::model::MakeHostExecutor(*backend);
+  auto engine = kernels::model::Engine::Create(cluster.model(), executor.get());
+  ASSERT_TRUE(engine.ok());
+  verifier::AuditorWorkerOptions o;
+  o.verifier_address = cluster.verifier_address();
+  o.verifier_tls = certs.Client("auditor-1");
+  o.prover_tls = certs.Client("auditor-1");
+  o.engine = engine->get();
+  o.poll_interval = absl::Milliseconds(20);
+  auto worker = verifier::AuditorWorker::Start(std::move(o));
+  ASSERT_TRUE(worker.ok()) << worker.status();
+  const std::vector<v1::Verdict> verdicts =
+      cluster.WaitForVerdicts(r->response.request_id(), absl::Seconds(60));
+  ASSERT_EQ(verdicts.size(), 1u);
+  EXPECT_EQ(verdicts[0].outcome(), v1::PASS) << verdicts[0].detail();
+  EXPECT_EQ((*worker)->completed(), 1u);
 }
 
 // Signs with its own key corrupted: the key id is the registered one, the
