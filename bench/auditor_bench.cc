@@ -81,9 +81,9 @@ Drain DrainWith(const kernels::model::Model& model, kernels::Backend* backend,
   for (int w = 0; w < workers; ++w) {
     executors.push_back(
         Must(kernels::model::MakeExecutor(backend), "executor"));
-    engines.push_back(Must(
-        kernels::model::Engine::Create(model, executors.back().get()),
-        "engine"));
+    engines.push_back(
+        Must(kernels::model::Engine::Create(model, executors.back().get()),
+             "engine"));
     verifier::AuditorWorkerOptions o;
     o.worker_id = "bench-" + std::to_string(w);
     o.verifier_address = nodes.verifier_address();
@@ -116,20 +116,21 @@ int RunAuditorBench(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--audits")) audits = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--layers")) layers = std::atoi(argv[i + 1]);
   }
-  auto model = Must(LoadOrSynthesize(preset, dir + "/model-" + preset),
-                    "model");
+  auto model =
+      Must(LoadOrSynthesize(preset, dir + "/model-" + preset), "model");
   kernels::Backend* backend = Must(kernels::DefaultBackend(), "backend");
-  std::printf("model %s, backend %s, %d audits of %d layer(s) + head, "
-              "prompt 32 + 16 tokens\n\n",
-              preset.c_str(), std::string(backend->name()).c_str(), audits,
-              layers);
-  std::printf("| workers | backlog drained in s | audits/s | speed-up |\n"
-              "|---|---|---|---|\n");
+  std::printf(
+      "model %s, backend %s, %d audits of %d layer(s) + head, "
+      "prompt 32 + 16 tokens\n\n",
+      preset.c_str(), std::string(backend->name()).c_str(), audits, layers);
+  std::printf(
+      "| workers | backlog drained in s | audits/s | speed-up |\n"
+      "|---|---|---|---|\n");
   double one = 0;
   for (int workers : {1, 2}) {
-    const Drain d = DrainWith(*model, backend,
-                              dir + "/nodes-" + std::to_string(workers),
-                              workers, audits, layers);
+    const Drain d =
+        DrainWith(*model, backend, dir + "/nodes-" + std::to_string(workers),
+                  workers, audits, layers);
     const double rate = double(d.audits) / d.seconds;
     if (workers == 1) one = rate;
     std::printf("| %d | %.2f | %.1f | %.2f |\n", workers, d.seconds, rate,

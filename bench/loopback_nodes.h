@@ -49,8 +49,8 @@ class LoopbackNodes {
   // databases in `dir`/verifier and `dir`/journal (removed first).
   LoopbackNodes(const kernels::model::Model& model, kernels::Backend* backend,
                 const std::filesystem::path& dir,
-                const verifier::AuditPolicy& policy,
-                bool record_metrics = true, bool remote_auditors = false) {
+                const verifier::AuditPolicy& policy, bool record_metrics = true,
+                bool remote_auditors = false) {
     namespace km = kernels::model;
     verifier_executor_ = Must(km::MakeExecutor(backend), "executor");
     prover_executor_ = Must(km::MakeExecutor(backend), "executor");

@@ -458,8 +458,7 @@ int RunServeVerifier(const std::vector<std::string>& args) {
   Flags flags(With({"--model", "--key", "--db", "--listen", "--provers",
                     "--verifier-id", "--audit-rate", "--layers-per-audit",
                     "--audit-threads", "--opening-timeout-ms", "--backend",
-                    "--threads", "--metrics-listen",
-                    "--audit-lease-seconds"},
+                    "--threads", "--metrics-listen", "--audit-lease-seconds"},
                    With(kTransportFlags, kPeerFlags)),
               {"--insecure", "--help", "--remote-auditors"});
   std::string error;

@@ -40,49 +40,31 @@ absl::Status Unsupported(std::string_view field, const Json& got,
 // The fields each endpoint knows. Anything else is refused by name, so a
 // client never gets an answer to a request other than the one it meant.
 const std::set<std::string, std::less<>>& KnownFields(Endpoint e) {
-  static const std::set<std::string, std::less<>> completions = {
-      "model",
-      "prompt",
-      "max_tokens",
-      "temperature",
-      "top_p",
-      "seed",
-      "stop",
-      "n",
-      "stream",
-      "stream_options",
-      "user",
-      "logprobs",
-      "echo",
-      "suffix",
-      "best_of",
-      "presence_penalty",
-      "frequency_penalty",
-      "logit_bias"};
-  static const std::set<std::string, std::less<>> chat = {
-      "model",
-      "messages",
-      "max_tokens",
-      "max_completion_tokens",
-      "temperature",
-      "top_p",
-      "seed",
-      "stop",
-      "n",
-      "stream",
-      "stream_options",
-      "user",
-      "logprobs",
-      "top_logprobs",
-      "presence_penalty",
-      "frequency_penalty",
-      "logit_bias",
-      "tools",
-      "tool_choice",
-      "parallel_tool_calls",
-      "response_format",
-      "store",
-      "metadata"};
+  using Fields = std::set<std::string, std::less<>>;
+  static const auto with = [](std::initializer_list<const char*> own) {
+    Fields f = {"model",
+                "max_tokens",
+                "temperature",
+                "top_p",
+                "seed",
+                "stop",
+                "n",
+                "stream",
+                "stream_options",
+                "user",
+                "logprobs",
+                "presence_penalty",
+                "frequency_penalty",
+                "logit_bias"};
+    f.insert(own.begin(), own.end());
+    return f;
+  };
+  static const Fields completions =
+      with({"prompt", "echo", "suffix", "best_of"});
+  static const Fields chat =
+      with({"messages", "max_completion_tokens", "top_logprobs", "tools",
+            "tool_choice", "parallel_tool_calls", "response_format", "store",
+            "metadata"});
   return e == Endpoint::kCompletions ? completions : chat;
 }
 

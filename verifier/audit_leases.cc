@@ -48,7 +48,8 @@ absl::StatusOr<check::AuditOutcome> OutcomeOf(
     }
     std::vector<float>& rows = opening.layers[l.layer()];
     rows.resize(l.data().size() / sizeof(float));
-    if (!rows.empty()) std::memcpy(rows.data(), l.data().data(), l.data().size());
+    if (!rows.empty())
+      std::memcpy(rows.data(), l.data().data(), l.data().size());
   }
   out.opening = std::move(opening);
   return out;
@@ -70,7 +71,8 @@ absl::StatusOr<check::AuditOutcome> AuditLeases::Execute(v1::AuditTask task) {
   job->task.set_lease_duration_ms(
       static_cast<uint32_t>(absl::ToInt64Milliseconds(lease_duration_)));
   absl::MutexLock lock(&mu_);
-  if (shut_down_) return absl::UnavailableError("the verifier is shutting down");
+  if (shut_down_)
+    return absl::UnavailableError("the verifier is shutting down");
   jobs_.push_back(job);
   const auto done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return job->result.has_value() || shut_down_;
@@ -89,10 +91,11 @@ void AuditLeases::ReapLocked(absl::Time now) {
   for (auto it = by_lease_.begin(); it != by_lease_.end();) {
     Job& job = *it->second;
     if (job.expires <= now) {
-      rpc::LogEvent("warn", "verifier.auditors", "lease_lapsed",
-                    {{"worker", job.worker},
-                     {"audit_seed", store::HexEncode(store::AsBytes(
-                                        job.task.audit_seed()))}});
+      rpc::LogEvent(
+          "warn", "verifier.auditors", "lease_lapsed",
+          {{"worker", job.worker},
+           {"audit_seed",
+            store::HexEncode(store::AsBytes(job.task.audit_seed()))}});
       job.lease_id.clear();
       job.worker.clear();
       ++lapsed_;
@@ -111,7 +114,8 @@ absl::StatusOr<std::optional<v1::AuditTask>> AuditLeases::Lease(
     return absl::InternalError("RAND_bytes failed to draw a lease id");
   }
   absl::MutexLock lock(&mu_);
-  if (shut_down_) return absl::UnavailableError("the verifier is shutting down");
+  if (shut_down_)
+    return absl::UnavailableError("the verifier is shutting down");
   const absl::Time now = absl::Now();
   ReapLocked(now);
   for (const std::shared_ptr<Job>& job : jobs_) {
@@ -145,9 +149,8 @@ absl::StatusOr<int64_t> AuditLeases::Renew(const std::string& lease_id) {
 absl::Status AuditLeases::Complete(const v1::CompleteAuditRequest& request) {
   std::optional<absl::StatusOr<check::AuditOutcome>> result;
   if (request.outcome_case() == v1::CompleteAuditRequest::kError) {
-    result = absl::UnavailableError(
-        Cat("the auditor could not run the audit: ",
-            check::VerdictDetail(request.error())));
+    result = absl::UnavailableError(Cat("the auditor could not run the audit: ",
+                                        check::VerdictDetail(request.error())));
   } else {
     absl::StatusOr<check::AuditOutcome> outcome = OutcomeOf(request);
     if (!outcome.ok()) return outcome.status();

@@ -66,8 +66,8 @@ class AuditLeases {
   // Wakes every Execute caller with Unavailable; no lease is given after.
   void Shutdown();
 
-  size_t posted() const;  // posted and not completed
-  size_t leased() const;  // of those, under a current lease
+  size_t posted() const;    // posted and not completed
+  size_t leased() const;    // of those, under a current lease
   uint64_t lapsed() const;  // leases that lapsed since the start
   // The workers holding a current lease (one entry per lease).
   std::vector<std::string> Holders() const;

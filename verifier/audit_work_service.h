@@ -23,9 +23,10 @@ class AuditWorkService final : public v1::AuditWork::CallbackService {
   grpc::ServerUnaryReactor* Lease(grpc::CallbackServerContext* context,
                                   const v1::LeaseAuditRequest* request,
                                   v1::LeaseAuditResponse* response) override;
-  grpc::ServerUnaryReactor* Renew(grpc::CallbackServerContext* context,
-                                  const v1::RenewAuditLeaseRequest* request,
-                                  v1::RenewAuditLeaseResponse* response) override;
+  grpc::ServerUnaryReactor* Renew(
+      grpc::CallbackServerContext* context,
+      const v1::RenewAuditLeaseRequest* request,
+      v1::RenewAuditLeaseResponse* response) override;
   grpc::ServerUnaryReactor* Complete(
       grpc::CallbackServerContext* context,
       const v1::CompleteAuditRequest* request,

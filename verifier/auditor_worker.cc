@@ -84,9 +84,9 @@ struct AuditorWorker::Impl {
       const grpc::Status s = stub->Lease(&context, request, &response);
       if (!s.ok() || !response.has_task()) {
         if (!s.ok()) {
-          rpc::LogEvent("warn", "auditor", "lease_failed",
-                        {{"code", int(s.error_code())},
-                         {"message", s.error_message()}});
+          rpc::LogEvent(
+              "warn", "auditor", "lease_failed",
+              {{"code", int(s.error_code())}, {"message", s.error_message()}});
         }
         if (!SleepUnlessStopped(options.poll_interval)) return;
         continue;
@@ -104,7 +104,8 @@ struct AuditorWorker::Impl {
     store::KeyRing keys;
     if (!task.prover_public_key().empty()) {
       absl::StatusOr<store::Ed25519PublicKey> key =
-          store::Ed25519PublicKey::FromRaw(store::AsBytes(task.prover_public_key()));
+          store::Ed25519PublicKey::FromRaw(
+              store::AsBytes(task.prover_public_key()));
       if (key.ok()) keys.Add(*key);
     }
     if (absl::Status s = openings->AddProver(
@@ -138,9 +139,9 @@ struct AuditorWorker::Impl {
       return;
     }
     owner->refused_.fetch_add(1);
-    rpc::LogEvent("warn", "auditor", "completion_refused",
-                  {{"code", int(s.error_code())},
-                   {"message", s.error_message()}});
+    rpc::LogEvent(
+        "warn", "auditor", "completion_refused",
+        {{"code", int(s.error_code())}, {"message", s.error_message()}});
   }
 
   // Renews every running lease each third of the lease duration.
@@ -195,9 +196,9 @@ absl::StatusOr<std::unique_ptr<AuditorWorker>> AuditorWorker::Start(
   auto impl = std::make_unique<Impl>();
   Impl& n = *impl;
   n.options = std::move(options);
-  LP_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
-                      rpc::MakeChannel(n.options.verifier_address,
-                                       n.options.verifier_tls));
+  LP_ASSIGN_OR_RETURN(
+      std::shared_ptr<grpc::Channel> channel,
+      rpc::MakeChannel(n.options.verifier_address, n.options.verifier_tls));
   n.stub = v1::AuditWork::NewStub(channel);
   n.re_executor = std::make_unique<check::ReExecutor>(
       *n.options.engine, DigestOf(n.options.engine->model()));

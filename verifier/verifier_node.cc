@@ -204,8 +204,8 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
   node->log_service_ = std::make_unique<LogService>(
       node->dbs_, *node->submitter_, *node->authorizer_, *node->peer_limiter_);
   if (node->leases_ != nullptr) {
-    node->audit_work_service_ = std::make_unique<AuditWorkService>(
-        *node->leases_, *node->authorizer_);
+    node->audit_work_service_ =
+        std::make_unique<AuditWorkService>(*node->leases_, *node->authorizer_);
   }
   node->audit_service_ = std::make_unique<AuditService>(
       node->dbs_, *node->scheduler_, *node->authorizer_, *node->peer_limiter_,

@@ -64,8 +64,7 @@ TEST(Auditors, WorkersConcludeEveryAuditAndTheVerifierSigns) {
   auto backend = kernels::DefaultBackend();
   ASSERT_TRUE(backend.ok());
   auto executor = kernels::model::MakeHostExecutor(*backend);
-  auto engine =
-      kernels::model::Engine::Create(cluster.model(), executor.get());
+  auto engine = kernels::model::Engine::Create(cluster.model(), executor.get());
   ASSERT_TRUE(engine.ok());
   auto w1 = StartWorker(cluster, **engine, "w1", 1);
   auto w2 = StartWorker(cluster, **engine, "w2", 2);
@@ -125,9 +124,9 @@ TEST(Auditors, KillingWorkersInALoopLosesNothingAndNeverDoublesAVerdict) {
   RunningProver& p = cluster.StartProver();
   const auto worker = [&](int n) {
     return std::make_unique<NodeProcess>(std::vector<std::string>{
-        "serve", "auditor", "--verifier", cluster.verifier_address(),
-        "--model", cluster.model_dir(), "--worker-id",
-        "killable-" + std::to_string(n), "--insecure"});
+        "serve", "auditor", "--verifier", cluster.verifier_address(), "--model",
+        cluster.model_dir(), "--worker-id", "killable-" + std::to_string(n),
+        "--insecure"});
   };
   std::vector<std::unique_ptr<NodeProcess>> workers;
   std::vector<std::string> names;
@@ -193,10 +192,10 @@ TEST(Auditors, KillingWorkersInALoopLosesNothingAndNeverDoublesAVerdict) {
   EXPECT_EQ(c.audits_queued + c.audits_running, 0u);
   // Workers died holding leases, and their audits went to others.
   EXPECT_GE(c.audit_leases_lapsed, 3u);
-  std::printf("auditor kill loop: %d kills, %d workers started, %llu leases "
-              "lapsed\n",
-              kills, started,
-              static_cast<unsigned long long>(c.audit_leases_lapsed));
+  std::printf(
+      "auditor kill loop: %d kills, %d workers started, %llu leases "
+      "lapsed\n",
+      kills, started, static_cast<unsigned long long>(c.audit_leases_lapsed));
 }
 
 }  // namespace

@@ -4,10 +4,10 @@
 // client certificate.
 #include <gtest/gtest.h>
 
-#include "store/envelope.h"
 #include "layerproof/v1/audit_work.grpc.pb.h"
 #include "rpc/roles.h"
 #include "rpc/tls.h"
+#include "store/envelope.h"
 #include "tests/integration/cluster.h"
 #include "tests/rpc/test_certs.h"
 #include "verifier/auditor_worker.h"
@@ -174,8 +174,8 @@ TEST(SecureAuditors, AuditWorkNeedsTheAuditorRole) {
                            .client_tls = certs.Client("prover-1"),
                            .roles = Roles()});
   for (const char* who : {"stranger", "prover-1", "client-1"}) {
-    auto channel = rpc::MakeChannel(cluster.verifier_address(),
-                                    certs.Client(who));
+    auto channel =
+        rpc::MakeChannel(cluster.verifier_address(), certs.Client(who));
     ASSERT_TRUE(channel.ok());
     auto work = v1::AuditWork::NewStub(*channel);
     v1::LeaseAuditRequest request;
