@@ -1,4 +1,4 @@
-// `layerproof serve prover|verifier`: builds a node from flags, serves it
+// `layerproof serve prover|verifier|auditor`: builds a node from flags, serves it
 // with rpc::StartServer until SIGINT or SIGTERM, then shuts down without
 // losing anything (docs/protocol.md, docs/security.md). All the logic lives
 // in prover/ and verifier/; this file only maps flags to options.
