@@ -22,7 +22,7 @@ packages=(
   libssl-dev librocksdb-dev libabsl-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   libonig-dev libutf8proc-dev python3-jinja2 libcpp-httplib-dev
-  prometheus-cpp-dev prometheus
+  prometheus-cpp-dev prometheus systemd
   qemu-user g++-aarch64-linux-gnu
 )
 # Node.js runs the peer tests; a machine that has its own keeps it.
