@@ -28,6 +28,7 @@ constexpr char kUsage[] =
     "  log        verify-inclusion, verify-consistency, root: offline proof\n"
     "             checks (exit 0 verified, 1 not verified, 2 bad input)\n"
     "  serve      prover | verifier | auditor: run a node (docs/protocol.md)\n"
+    "  health     is a node's gRPC server serving (readiness probes)\n"
     "  verify-bundle  re-check an evidence bundle offline on this hardware\n"
     "  verify-receipt check a receipt saved by `generate --prover --save`,\n"
     "             or an OpenAI API response body with its receipt\n"
@@ -65,6 +66,7 @@ int main(int argc, char** argv) {
   if (command == "verify-bundle") return layerproof::cli::RunVerifyBundle(args);
   if (command == "report") return layerproof::cli::RunReport(args);
   if (command == "demo") return layerproof::cli::RunDemo(args);
+  if (command == "health") return layerproof::cli::RunHealth(args);
   if (command == "verify-receipt") {
     return layerproof::cli::RunVerifyReceipt(args);
   }

@@ -24,6 +24,8 @@ int RunDemo(const std::vector<std::string>& args);    // cli/demo.cc
 // 3 the call failed, 4 a promise still pending (cli/client_commands.cc).
 int RunRemoteGenerate(const std::vector<std::string>& args);
 int RunVerifyReceipt(const std::vector<std::string>& args);
+// `layerproof health ADDR`: a node's gRPC health (health_command.cc).
+int RunHealth(const std::vector<std::string>& args);
 
 }  // namespace layerproof::cli
 

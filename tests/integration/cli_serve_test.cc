@@ -16,6 +16,7 @@
 #include "store/merkle.h"
 #include "tests/integration/cluster.h"
 #include "tests/integration/node_process.h"
+#include "tests/integration/run_command.h"
 #include "tests/rpc/test_certs.h"
 
 namespace layerproof::integration {
@@ -96,6 +97,31 @@ TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
                           "prover-1"),
                      /*lines=*/2);
   ASSERT_EQ(prover.address(), prover_address);
+
+  // `layerproof health` (readiness probes): serving, by server and by
+  // service; an unknown service is a failed call (exit 3).
+  {
+    const std::vector<std::string> tls = {
+        "--peer-ca",    certs.Pem("ca"),      "--peer-name",
+        "localhost",    "--client-cert",      certs.Pem("stranger"),
+        "--client-key", certs.Key("stranger")};
+    const auto health = [&](const std::string& address,
+                            const std::string& service) {
+      std::vector<std::string> args = {"health", address};
+      args.insert(args.end(), tls.begin(), tls.end());
+      if (!service.empty()) {
+        args.push_back("--service");
+        args.push_back(service);
+      }
+      return RunLayerproof(args);
+    };
+    CommandResult r = health(verifier.address(), "");
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("\"SERVING\""), std::string::npos) << r.out;
+    EXPECT_EQ(health(prover.address(), "layerproof.v1.Inference").exit_code, 0);
+    EXPECT_EQ(health(verifier.address(), "layerproof.v1.Nope").exit_code, 3);
+    EXPECT_EQ(RunLayerproof({"health"}).exit_code, 2);
+  }
 
   // The OpenAI-compatible API, over TLS with the server's certificate:
   // Bearer key required, the served name is the model.
