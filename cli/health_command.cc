@@ -8,10 +8,12 @@
 #include <chrono>
 #include <cstdio>
 #include <future>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cli/flags.h"
+#include "cli/peer_tls.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/tls.h"
@@ -43,9 +45,9 @@ int RunHealth(const std::vector<std::string>& args) {
   if (args.empty() || args[0].rfind("--", 0) == 0) {
     return Usage("health needs ADDR first");
   }
-  Flags flags({"--service", "--timeout-ms", "--peer-ca", "--peer-name",
-               "--client-cert", "--client-key"},
-              {"--insecure"});
+  std::set<std::string> valued = {"--service", "--timeout-ms"};
+  valued.insert(kPeerTlsFlags.begin(), kPeerTlsFlags.end());
+  Flags flags(valued, {"--insecure"});
   std::string error;
   if (!flags.Parse(std::vector<std::string>(args.begin() + 1, args.end()),
                    &error)) {
@@ -55,13 +57,9 @@ int RunHealth(const std::vector<std::string>& args) {
   if (!timeout_ms) return Usage(error);
   const std::string service = flags.Get("--service");
   if (service.size() > 127) return Usage("--service: at most 127 bytes");
-  rpc::TlsOptions tls;
-  tls.insecure = flags.Has("--insecure");
-  tls.ca_file = flags.Get("--peer-ca");
-  tls.server_name_override = flags.Get("--peer-name");
-  tls.cert_file = flags.Get("--client-cert");
-  tls.key_file = flags.Get("--client-key");
-  auto channel = rpc::MakeChannel(args[0], tls);
+  const absl::StatusOr<rpc::TlsOptions> tls = ParsePeerTls(flags);
+  if (!tls.ok()) return Usage(std::string(tls.status().message()));
+  auto channel = rpc::MakeChannel(args[0], *tls);
   if (!channel.ok()) return Usage(std::string(channel.status().message()));
 
   std::string request;

@@ -1,5 +1,5 @@
-// `layerproof serve prover|verifier|auditor`: builds a node from flags, serves it
-// with rpc::StartServer until SIGINT or SIGTERM, then shuts down without
+// `layerproof serve prover|verifier|auditor`: builds a node from flags, serves
+// it with rpc::StartServer until SIGINT or SIGTERM, then shuts down without
 // losing anything (docs/protocol.md, docs/security.md). All the logic lives
 // in prover/ and verifier/; this file only maps flags to options.
 //
@@ -24,6 +24,7 @@
 #include "cli/engine_setup.h"
 #include "cli/file_io.h"
 #include "cli/flags.h"
+#include "cli/peer_tls.h"
 #include "cli/store_commands.h"
 #include "prover/prover_node.h"
 #include "rpc/metrics.h"
@@ -112,9 +113,11 @@ int Fail(const char* what, const absl::Status& status) {
   return 1;
 }
 
-const std::set<std::string> kTransportFlags = {
-    "--tls-cert", "--tls-key",   "--tls-ca",      "--roles",
-    "--peer-ca",  "--peer-name", "--client-cert", "--client-key"};
+const std::set<std::string> kTransportFlags = [] {
+  std::set<std::string> f = {"--tls-cert", "--tls-key", "--tls-ca", "--roles"};
+  f.insert(kPeerTlsFlags.begin(), kPeerTlsFlags.end());
+  return f;
+}();
 
 const std::set<std::string> kPeerFlags = {"--peer-rate", "--peer-burst",
                                           "--peer-in-flight"};
@@ -170,10 +173,7 @@ absl::StatusOr<Transport> ParseTransport(const Flags& flags) {
   t.server.cert_file = flags.Get("--tls-cert");
   t.server.key_file = flags.Get("--tls-key");
   t.server.ca_file = flags.Get("--tls-ca");
-  t.client.ca_file = flags.Get("--peer-ca");
-  t.client.server_name_override = flags.Get("--peer-name");
-  t.client.cert_file = flags.Get("--client-cert");
-  t.client.key_file = flags.Get("--client-key");
+  LP_ASSIGN_OR_RETURN(t.client, ParsePeerTls(flags));
   if (flags.Has("--roles")) {
     LP_ASSIGN_OR_RETURN(t.roles, rpc::RoleMap::Load(flags.Get("--roles")));
   }
@@ -531,9 +531,9 @@ int RunServeVerifier(const std::vector<std::string>& args) {
 }
 
 int RunServeAuditor(const std::vector<std::string>& args) {
-  Flags flags({"--verifier", "--model", "--worker-id", "--concurrency",
-               "--backend", "--threads", "--metrics-listen", "--peer-ca",
-               "--peer-name", "--client-cert", "--client-key"},
+  Flags flags(With({"--verifier", "--model", "--worker-id", "--concurrency",
+                    "--backend", "--threads", "--metrics-listen"},
+                   kPeerTlsFlags),
               {"--insecure", "--help"});
   std::string error;
   if (!flags.Parse(args, &error)) return ServeUsage(error);
@@ -548,21 +548,8 @@ int RunServeAuditor(const std::vector<std::string>& args) {
   const auto concurrency = flags.GetInt("--concurrency", 1, 1, 256, &error);
   const auto threads = flags.GetInt("--threads", 0, 0, 1024, &error);
   if (!concurrency || !threads) return ServeUsage(error);
-  rpc::TlsOptions tls;
-  tls.insecure = flags.Has("--insecure");
-  if (tls.insecure) {
-    for (const char* f :
-         {"--peer-ca", "--peer-name", "--client-cert", "--client-key"}) {
-      if (flags.Has(f)) {
-        return ServeUsage(std::string(f) + " conflicts with --insecure");
-      }
-    }
-  } else {
-    tls.ca_file = flags.Get("--peer-ca");
-    tls.server_name_override = flags.Get("--peer-name");
-    tls.cert_file = flags.Get("--client-cert");
-    tls.key_file = flags.Get("--client-key");
-  }
+  const absl::StatusOr<rpc::TlsOptions> tls = ParsePeerTls(flags);
+  if (!tls.ok()) return ServeUsage(std::string(tls.status().message()));
   const sigset_t stop_signals = BlockStopSignals();
   auto loaded = LoadEngine(flags.Get("--model"), flags.Get("--backend"),
                            static_cast<int>(*threads));
@@ -571,8 +558,8 @@ int RunServeAuditor(const std::vector<std::string>& args) {
   verifier::AuditorWorkerOptions options;
   options.worker_id = flags.Get("--worker-id", "auditor-1");
   options.verifier_address = flags.Get("--verifier");
-  options.verifier_tls = tls;
-  options.prover_tls = tls;
+  options.verifier_tls = *tls;
+  options.prover_tls = *tls;
   options.engine = loaded->engine.get();
   options.concurrency = static_cast<int>(*concurrency);
   auto worker = verifier::AuditorWorker::Start(std::move(options));

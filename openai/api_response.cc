@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
-#include "absl/strings/escaping.h"
+#include "store/crypto.h"
 #include "store/internal/str_cat.h"
 
 namespace layerproof::openai {
@@ -16,7 +16,23 @@ using store::internal::Cat;
 using Json = nlohmann::ordered_json;
 
 std::string Hex(std::string_view bytes) {
-  return absl::BytesToHexString(absl::string_view(bytes.data(), bytes.size()));
+  return store::HexEncode(store::AsBytes(bytes));
+}
+
+// Compact JSON; invalid UTF-8 in a string becomes U+FFFD.
+std::string Dump(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// OpenAI's error object.
+Json ErrorJson(std::string_view type, std::string_view message, Json param,
+               Json code) {
+  Json e;
+  e["message"] = message;
+  e["type"] = type;
+  e["param"] = std::move(param);
+  e["code"] = std::move(code);
+  return Json{{"error", std::move(e)}};
 }
 
 Json Usage(const v1::GenerateResponse& r) {
@@ -111,13 +127,13 @@ std::string CompletionBody(const Completion& c) {
   j["choices"] = Json::array({std::move(choice)});
   j["usage"] = Usage(r);
   j["layerproof"] = Extension(c.receipt);
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return Dump(j);
 }
 
 std::string StreamChunkBody(const StreamChunk& c) {
   Json j = ChunkHead(c);
   j["choices"] = Json::array({ChunkChoice(c)});
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return Dump(j);
 }
 
 std::vector<std::string> FinalChunkBodies(const StreamChunk& c,
@@ -127,14 +143,13 @@ std::vector<std::string> FinalChunkBodies(const StreamChunk& c,
   j["choices"] = Json::array({ChunkChoice(c)});
   if (!include_usage) {
     j["layerproof"] = Extension(done.receipt);
-    return {j.dump(-1, ' ', false, Json::error_handler_t::replace)};
+    return {Dump(j)};
   }
   Json u = ChunkHead(c);
   u["choices"] = Json::array();
   u["usage"] = Usage(done.receipt.response());
   u["layerproof"] = Extension(done.receipt);
-  return {j.dump(-1, ' ', false, Json::error_handler_t::replace),
-          u.dump(-1, ' ', false, Json::error_handler_t::replace)};
+  return {Dump(j), Dump(u)};
 }
 
 std::string ModelsBody(std::string_view model, int64_t created_unix_seconds,
@@ -147,19 +162,13 @@ std::string ModelsBody(std::string_view model, int64_t created_unix_seconds,
   Json j;
   j["object"] = "list";
   j["data"] = Json::array({std::move(m)});
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return Dump(j);
 }
 
 ApiError ErrorBody(int http_status, std::string_view type,
                    std::string_view message) {
-  Json e;
-  e["message"] = message;
-  e["type"] = type;
-  e["param"] = nullptr;
-  e["code"] = nullptr;
   return ApiError{http_status,
-                  Json{{"error", std::move(e)}}.dump(
-                      -1, ' ', false, Json::error_handler_t::replace)};
+                  Dump(ErrorJson(type, message, nullptr, nullptr))};
 }
 
 ApiError ErrorBody(const absl::Status& status) {
@@ -193,14 +202,11 @@ ApiError ErrorBody(const absl::Status& status) {
     default:
       break;
   }
-  ApiError e = ErrorBody(http, type, std::string(status.message()));
-  Json j = Json::parse(e.body);
-  const std::string param =
-      http == 400 ? ParamOf(std::string(status.message())) : "";
-  if (!param.empty()) j["error"]["param"] = param;
-  if (!code.empty()) j["error"]["code"] = code;
-  e.body = j.dump(-1, ' ', false, Json::error_handler_t::replace);
-  return e;
+  const std::string message(status.message());
+  const std::string param = http == 400 ? ParamOf(message) : "";
+  return ApiError{
+      http, Dump(ErrorJson(type, message, param.empty() ? Json() : Json(param),
+                           code.empty() ? Json() : Json(code)))};
 }
 
 absl::StatusOr<v1::SavedReceipt> ReceiptOfBody(std::string_view body) {

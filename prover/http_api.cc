@@ -3,17 +3,12 @@
 #include <httplib.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
-#include <functional>
-#include <list>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
@@ -24,6 +19,7 @@
 #include "prover/internal/services.h"
 #include "rpc/http_pool.h"
 #include "rpc/structured_log.h"
+#include "store/crypto.h"
 #include "store/internal/str_cat.h"
 #include "store/status.h"
 
@@ -39,10 +35,6 @@ constexpr char kJson[] = "application/json";
 void SendError(httplib::Response& res, const openai::ApiError& e) {
   res.status = e.http_status;
   res.set_content(e.body, kJson);
-}
-
-std::string Hex(const std::string& bytes) {
-  return absl::BytesToHexString(bytes);
 }
 
 // One completion between the pipeline's callbacks (engine and commit
@@ -191,7 +183,7 @@ void HttpApi::Impl::Answer(openai::Endpoint endpoint,
     Release(client);
     return Refuse(res, ticket.status());
   }
-  const std::string rid = Hex(request_id);
+  const std::string rid = store::HexEncode(store::AsBytes(request_id));
   res.set_header(kRequestIdHeader, rid);
   rpc::LogEvent(
       "info", "prover.http", "completion_started",
