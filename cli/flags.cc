@@ -8,6 +8,17 @@ namespace layerproof::cli {
 bool Flags::Parse(const std::vector<std::string>& args, std::string* error) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
+    // --flag=value, as manifests and systemd units often write it.
+    if (const size_t eq = a.find('='); a.starts_with("--") && eq != a.npos) {
+      const std::string name = a.substr(0, eq);
+      if (valued_.count(name)) {
+        values_[name] = a.substr(eq + 1);
+        continue;
+      }
+      *error = switches_.count(name) ? name + " takes no value"
+                                     : "unknown argument \"" + name + "\"";
+      return false;
+    }
     if (switches_.count(a)) {
       values_[a] = "";
     } else if (valued_.count(a)) {

@@ -19,7 +19,8 @@ class Flags {
   Flags(std::set<std::string> valued, std::set<std::string> switches)
       : valued_(std::move(valued)), switches_(std::move(switches)) {}
 
-  // Parses args; on failure returns false with *error set.
+  // Parses args ("--flag value" or "--flag=value"; switches take no
+  // value); on failure returns false with *error naming the argument.
   bool Parse(const std::vector<std::string>& args, std::string* error);
 
   bool Has(const std::string& flag) const { return values_.count(flag) > 0; }

@@ -300,6 +300,14 @@ std::vector<grpc::Service*> ProverNode::services() {
   return {impl_->inference_service.get(), impl_->opening_service.get()};
 }
 
+std::vector<grpc::Service*> ProverNode::inference_services() {
+  return {impl_->inference_service.get()};
+}
+
+std::vector<grpc::Service*> ProverNode::opening_services() {
+  return {impl_->opening_service.get()};
+}
+
 absl::StatusOr<int> ProverNode::StartHttpApi(HttpApiOptions options) {
   Impl& n = *impl_;
   if (n.http_api != nullptr) {

@@ -130,6 +130,11 @@ class ProverNode {
 
   // Inference and Opening, for rpc::StartServer. Owned by the node.
   std::vector<grpc::Service*> services();
+  // The same, split for a deployment that serves Opening (salts and
+  // activations, for auditors only) on a listener of its own, so that a
+  // network policy can keep everyone else off it (docs/operations.md).
+  std::vector<grpc::Service*> inference_services();
+  std::vector<grpc::Service*> opening_services();
 
   // Starts the OpenAI-compatible HTTP API (http_api.h) over this node's
   // pipeline; returns its port. At most once. Shutdown drains it (503 for

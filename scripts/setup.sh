@@ -22,9 +22,15 @@ packages=(
   libssl-dev librocksdb-dev libabsl-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   libonig-dev libutf8proc-dev python3-jinja2 libcpp-httplib-dev
-  prometheus-cpp-dev prometheus systemd
+  prometheus-cpp-dev prometheus systemd python3-yaml openssl
   qemu-user g++-aarch64-linux-gnu
 )
+# kubectl renders deploy/k8s (tests/deploy/k8s_manifests_test.py). Debian's
+# kubernetes-client conflicts with a kubectl installed otherwise, so it comes
+# only where there is none.
+if ! command -v kubectl >/dev/null 2>&1; then
+  packages+=(kubernetes-client)
+fi
 # Node.js runs the peer tests; a machine that has its own keeps it.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   packages+=(nodejs npm)

@@ -5,11 +5,11 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/status.h"
-#include "store/internal/str_cat.h"
-#include "rpc/grpc_status.h"
-#include "verifier/evidence.h"
 #include "check/bytes.h"
+#include "kernels/status.h"
+#include "rpc/grpc_status.h"
+#include "store/internal/str_cat.h"
+#include "verifier/evidence.h"
 #include "verifier/internal/finish_now.h"
 #include "verifier/validation.h"
 
@@ -99,6 +99,13 @@ absl::Status Entries(const internal::Dbs& db,
 grpc::ServerUnaryReactor* LogService::Submit(
     grpc::CallbackServerContext* context, const v1::SubmitRequest* request,
     v1::SubmitResponse* response) {
+  if (!serves_submit_) {
+    return FinishNow(context,
+                     absl::UnimplementedError(
+                         "Log.Submit is served on this verifier's submission"
+                         " listener (serve verifier --submit-listen), not"
+                         " here"));
+  }
   if (absl::Status s =
           authorizer_.Check(*context, rpc::Role::kProver, "Log.Submit");
       !s.ok()) {
@@ -126,7 +133,8 @@ grpc::ServerUnaryReactor* LogService::Submit(
 grpc::ServerUnaryReactor* LogService::GetCheckpoint(
     grpc::CallbackServerContext* context, const v1::GetCheckpointRequest*,
     v1::GetCheckpointResponse* response) {
-  absl::StatusOr<rpc::PeerLease> lease = peers_.Admit(*context, "Log.GetCheckpoint");
+  absl::StatusOr<rpc::PeerLease> lease =
+      peers_.Admit(*context, "Log.GetCheckpoint");
   if (!lease.ok()) return FinishNow(context, lease.status());
   absl::StatusOr<internal::Dbs> db = dbs_->Get();
   if (!db.ok()) return FinishNow(context, db.status());
@@ -137,7 +145,8 @@ grpc::ServerUnaryReactor* LogService::GetInclusionProof(
     grpc::CallbackServerContext* context,
     const v1::GetInclusionProofRequest* request,
     v1::GetInclusionProofResponse* response) {
-  absl::StatusOr<rpc::PeerLease> lease = peers_.Admit(*context, "Log.GetInclusionProof");
+  absl::StatusOr<rpc::PeerLease> lease =
+      peers_.Admit(*context, "Log.GetInclusionProof");
   if (!lease.ok()) return FinishNow(context, lease.status());
   absl::StatusOr<internal::Dbs> db = dbs_->Get();
   if (!db.ok()) return FinishNow(context, db.status());
@@ -148,7 +157,8 @@ grpc::ServerUnaryReactor* LogService::GetConsistencyProof(
     grpc::CallbackServerContext* context,
     const v1::GetConsistencyProofRequest* request,
     v1::GetConsistencyProofResponse* response) {
-  absl::StatusOr<rpc::PeerLease> lease = peers_.Admit(*context, "Log.GetConsistencyProof");
+  absl::StatusOr<rpc::PeerLease> lease =
+      peers_.Admit(*context, "Log.GetConsistencyProof");
   if (!lease.ok()) return FinishNow(context, lease.status());
   absl::StatusOr<internal::Dbs> db = dbs_->Get();
   if (!db.ok()) return FinishNow(context, db.status());
@@ -158,7 +168,8 @@ grpc::ServerUnaryReactor* LogService::GetConsistencyProof(
 grpc::ServerUnaryReactor* LogService::GetEntries(
     grpc::CallbackServerContext* context, const v1::GetEntriesRequest* request,
     v1::GetEntriesResponse* response) {
-  absl::StatusOr<rpc::PeerLease> lease = peers_.Admit(*context, "Log.GetEntries");
+  absl::StatusOr<rpc::PeerLease> lease =
+      peers_.Admit(*context, "Log.GetEntries");
   if (!lease.ok()) return FinishNow(context, lease.status());
   absl::StatusOr<internal::Dbs> db = dbs_->Get();
   if (!db.ok()) return FinishNow(context, db.status());

@@ -29,13 +29,17 @@ inline constexpr size_t kMaxEntriesResponseBytes = 16 << 20;
 class LogService final : public v1::Log::CallbackService {
  public:
   // `submitter`, `authorizer` and `peers` must outlive the service. The
-  // reads are open to anyone, each admitted by `peers`.
+  // reads are open to anyone, each admitted by `peers`. Without
+  // `serves_submit`, Submit answers UNIMPLEMENTED (the instance for a
+  // listener that only serves reads; VerifierNode::split_services).
   LogService(std::shared_ptr<internal::DbHandles> dbs, Submitter& submitter,
-             const rpc::Authorizer& authorizer, rpc::PeerLimiter& peers)
+             const rpc::Authorizer& authorizer, rpc::PeerLimiter& peers,
+             bool serves_submit = true)
       : dbs_(std::move(dbs)),
         submitter_(submitter),
         authorizer_(authorizer),
-        peers_(peers) {}
+        peers_(peers),
+        serves_submit_(serves_submit) {}
 
   grpc::ServerUnaryReactor* Submit(grpc::CallbackServerContext* context,
                                    const v1::SubmitRequest* request,
@@ -62,6 +66,7 @@ class LogService final : public v1::Log::CallbackService {
   Submitter& submitter_;
   const rpc::Authorizer& authorizer_;
   rpc::PeerLimiter& peers_;
+  const bool serves_submit_;
 };
 
 }  // namespace layerproof::verifier

@@ -203,6 +203,9 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
                       rpc::PeerLimiter::Create(options.peer_limits));
   node->log_service_ = std::make_unique<LogService>(
       node->dbs_, *node->submitter_, *node->authorizer_, *node->peer_limiter_);
+  node->log_reads_service_ = std::make_unique<LogService>(
+      node->dbs_, *node->submitter_, *node->authorizer_, *node->peer_limiter_,
+      /*serves_submit=*/false);
   if (node->leases_ != nullptr) {
     node->audit_work_service_ =
         std::make_unique<AuditWorkService>(*node->leases_, *node->authorizer_);
@@ -231,6 +234,17 @@ std::vector<grpc::Service*> VerifierNode::services() {
   std::vector<grpc::Service*> out = {log_service_.get(), audit_service_.get(),
                                      report_service_.get()};
   if (audit_work_service_ != nullptr) out.push_back(audit_work_service_.get());
+  return out;
+}
+
+VerifierNode::SplitServices VerifierNode::split_services() {
+  SplitServices out;
+  out.open = {log_reads_service_.get(), audit_service_.get(),
+              report_service_.get()};
+  out.submit = {log_service_.get()};
+  if (audit_work_service_ != nullptr) {
+    out.audit_work = {audit_work_service_.get()};
+  }
   return out;
 }
 

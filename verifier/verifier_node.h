@@ -158,8 +158,20 @@ class VerifierNode {
   VerifierNode& operator=(const VerifierNode&) = delete;
 
   // The Log, Audit and Report services (owned by the node) for
-  // rpc::StartServer.
+  // rpc::StartServer, with AuditWork under remote_auditors.
   std::vector<grpc::Service*> services();
+  // The same, split for a deployment that gives submissions and audit work
+  // listeners of their own, so that a network policy lets only provers
+  // reach Log.Submit and only auditors AuditWork (docs/operations.md):
+  // `open` has Log without Submit (UNIMPLEMENTED there), Audit and Report;
+  // `submit` the whole Log; `audit_work` AuditWork (empty without
+  // remote_auditors).
+  struct SplitServices {
+    std::vector<grpc::Service*> open;
+    std::vector<grpc::Service*> submit;
+    std::vector<grpc::Service*> audit_work;
+  };
+  SplitServices split_services();
 
   // Registers one more prover (e.g. one started after the verifier).
   absl::Status AddProver(const ProverRegistration& prover);
@@ -210,6 +222,7 @@ class VerifierNode {
   std::unique_ptr<rpc::Authorizer> authorizer_;
   std::unique_ptr<rpc::PeerLimiter> peer_limiter_;
   std::unique_ptr<LogService> log_service_;
+  std::unique_ptr<LogService> log_reads_service_;  // Submit refused
   std::unique_ptr<AuditService> audit_service_;
   std::unique_ptr<ReportService> report_service_;
   absl::Mutex shutdown_mu_;

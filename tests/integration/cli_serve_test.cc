@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "layerproof/v1/audit_work.grpc.pb.h"
 #include "store/crypto.h"
 #include "store/merkle.h"
 #include "tests/integration/cluster.h"
@@ -251,6 +252,134 @@ TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
   EXPECT_EQ(WEXITSTATUS(verifier.exit_status()), 0);
 }
 
+// The listeners deploy/k8s's NetworkPolicies rely on: with --submit-listen,
+// --audit-work-listen and --opening-listen, Log.Submit, AuditWork and
+// Opening are answered on their own listeners only (UNIMPLEMENTED on the
+// main ones), and a request still goes end to end through them.
+TEST(ServeCommands, SplitListenersServeEachRestrictedCallOnlyOnItsOwn) {
+  Cluster cluster;  // only for its model and temp dir
+  const std::string root = cluster.root();
+  auto prover_key = store::Ed25519PrivateKey::Generate();
+  ASSERT_TRUE(prover_key.ok());
+  ASSERT_TRUE(store::WriteKeyPair(*prover_key, root + "/prover").ok());
+  ASSERT_TRUE(
+      store::WriteKeyPair(cluster.verifier_private_key(), root + "/verifier")
+          .ok());
+  const std::string opening = "127.0.0.1:" + std::to_string(ReservePort());
+  std::ofstream(root + "/provers.json")
+      << R"({"provers": [{"id": "prover-1", "public_key_file": "prover.pub",
+             "opening_address": ")"
+      << opening << R"("}]})";
+  NodeProcess verifier({"serve",
+                        "verifier",
+                        "--insecure",
+                        "--model",
+                        cluster.model_dir(),
+                        "--key",
+                        root + "/verifier.key",
+                        "--db",
+                        root + "/db",
+                        "--listen",
+                        "127.0.0.1:0",
+                        "--submit-listen",
+                        "127.0.0.1:0",
+                        "--audit-work-listen",
+                        "127.0.0.1:0",
+                        "--remote-auditors",
+                        "--provers",
+                        root + "/provers.json",
+                        "--audit-rate",
+                        "0"},
+                       /*lines=*/3);
+  const std::string submit = verifier.address_of("verifier-submit");
+  const std::string work = verifier.address_of("verifier-audit-work");
+  ASSERT_FALSE(submit.empty());
+  ASSERT_FALSE(work.empty());
+  NodeProcess prover(
+      {"serve", "prover", "--insecure", "--model", cluster.model_dir(), "--key",
+       root + "/prover.key", "--listen", "127.0.0.1:0", "--opening-listen",
+       opening, "--verifier", submit, "--log-key", root + "/verifier.pub",
+       "--journal", root + "/journal"},
+      /*lines=*/2);
+  ASSERT_EQ(prover.address_of("prover-opening"), opening);
+
+  const auto channel = [](const std::string& address) {
+    auto c = rpc::MakeChannel(address, Insecure());
+    EXPECT_TRUE(c.ok()) << c.status();
+    return *c;
+  };
+  // End to end: the prover submits through the submission listener.
+  auto inference = v1::Inference::NewStub(channel(prover.address()));
+  v1::GenerateRequest request;
+  request.set_text("split listeners");
+  request.set_max_tokens(3);
+  v1::GenerateResponse response;
+  {
+    grpc::ClientContext context;
+    const grpc::Status s = inference->Generate(&context, request, &response);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    ASSERT_TRUE(response.receipt().has_inclusion());
+  }
+  const auto code = [](auto call) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(5));
+    return call(&context).error_code();
+  };
+  v1::SubmitRequest submit_request;
+  submit_request.add_envelopes(response.commitment_envelope());
+  v1::SubmitResponse submitted;
+  auto open_log = v1::Log::NewStub(channel(verifier.address()));
+  EXPECT_EQ(code([&](grpc::ClientContext* c) {
+              return open_log->Submit(c, submit_request, &submitted);
+            }),
+            grpc::StatusCode::UNIMPLEMENTED);
+  v1::GetCheckpointResponse checkpoint;
+  EXPECT_EQ(code([&](grpc::ClientContext* c) {
+              return open_log->GetCheckpoint(c, {}, &checkpoint);
+            }),
+            grpc::StatusCode::OK);
+  // AuditWork only on its listener.
+  v1::LeaseAuditRequest lease;
+  lease.set_worker_id("test");
+  v1::LeaseAuditResponse leased;
+  EXPECT_EQ(code([&](grpc::ClientContext* c) {
+              return v1::AuditWork::NewStub(channel(verifier.address()))
+                  ->Lease(c, lease, &leased);
+            }),
+            grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_NE(
+      code([&](grpc::ClientContext* c) {
+        return v1::AuditWork::NewStub(channel(work))->Lease(c, lease, &leased);
+      }),
+      grpc::StatusCode::UNIMPLEMENTED);
+  // Opening only on its listener, Inference never there.
+  v1::GetCommitmentRequest get;
+  get.set_request_id(response.request_id());
+  v1::GetCommitmentResponse commitment;
+  EXPECT_EQ(code([&](grpc::ClientContext* c) {
+              return v1::Opening::NewStub(channel(prover.address()))
+                  ->GetCommitment(c, get, &commitment);
+            }),
+            grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_EQ(code([&](grpc::ClientContext* c) {
+              return v1::Opening::NewStub(channel(opening))
+                  ->GetCommitment(c, get, &commitment);
+            }),
+            grpc::StatusCode::OK);
+  v1::ModelInfoResponse info;
+  EXPECT_EQ(code([&](grpc::ClientContext* c) {
+              return v1::Inference::NewStub(channel(opening))
+                  ->ModelInfo(c, {}, &info);
+            }),
+            grpc::StatusCode::UNIMPLEMENTED);
+
+  prover.Kill(SIGTERM);
+  EXPECT_EQ(WEXITSTATUS(prover.exit_status()), 0);
+  verifier.Kill(SIGTERM);
+  EXPECT_EQ(WEXITSTATUS(verifier.exit_status()), 0);
+}
+
 TEST(ServeCommands, PlaintextNeedsInsecureAndUsageErrorsExitTwo) {
   Cluster cluster;
   const std::string binary = LP_LAYERPROOF_BINARY;
@@ -266,6 +395,15 @@ TEST(ServeCommands, PlaintextNeedsInsecureAndUsageErrorsExitTwo) {
             2);
   EXPECT_FALSE(std::filesystem::exists(cluster.root() + "/j"));
   EXPECT_EQ(run("serve verifier --model x"), 2);
+  // Listener flags that do not fit together: refused before anything is
+  // created.
+  const std::string split =
+      "serve verifier --insecure --model " + cluster.model_dir() +
+      " --key k --db " + cluster.root() + "/vdb --listen 127.0.0.1:0" +
+      " --provers p.json --audit-work-listen" + " 127.0.0.1:0";
+  EXPECT_EQ(run(split + " --remote-auditors"), 2);  // no --submit-listen
+  EXPECT_EQ(run(split + " --submit-listen 127.0.0.1:0"), 2);  // no remote
+  EXPECT_FALSE(std::filesystem::exists(cluster.root() + "/vdb"));
   EXPECT_EQ(run("serve nothing"), 2);
   EXPECT_EQ(run("serve --help"), 0);
 }

@@ -1,0 +1,600 @@
+#!/usr/bin/env python3
+"""The Kubernetes manifests (deploy/k8s), checked without a cluster.
+
+1. `kubectl kustomize` renders the base's overlays (cpu, gpu,
+   cert-manager), and each holds what docs/operations.md promises of it.
+2. A site made by deploy/k8s/new-site.sh (the documented path) is rendered
+   and run here: every workload's init containers and container, with the
+   command line, environment and mounted ConfigMaps and Secrets the
+   rendered YAML gives it, as local processes on 127.0.0.1. Until their
+   readiness probes (also run as written) pass, nothing else starts. Then a
+   chat completion goes through the prover's OpenAI-compatible API, its
+   receipt must pass `layerproof verify-receipt`, and its audit must come
+   back PASS from an auditor worker.
+3. The NetworkPolicies are evaluated against every connection the run
+   made, and against the ones they must refuse.
+
+What a cluster would do and this does by hand: cluster DNS (a Service's
+name and port become the selected pod's port on loopback; certificates
+carry `localhost` for that, new-site.sh --san), port allocation (each
+containerPort gets a free port), volume mounts (paths under a mountPath are
+rewritten to a directory holding the volume's files), and $(VAR) expansion.
+
+usage: k8s_manifests_test.py --layerproof BIN --repo DIR --work DIR
+"""
+import argparse
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import urllib.request
+
+import yaml
+
+NAMESPACE = "layerproof"
+BINARY = "/usr/local/bin/layerproof"
+SERVICE_SUFFIXES = ("", "." + NAMESPACE + ".svc",
+                    "." + NAMESPACE + ".svc.cluster.local")
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, what):
+    if not condition:
+        raise Failure(what)
+
+
+def render(path):
+    out = subprocess.run(["kubectl", "kustomize", path], capture_output=True,
+                         text=True)
+    check(out.returncode == 0,
+          f"kubectl kustomize {path} failed:\n{out.stderr}")
+    return [d for d in yaml.safe_load_all(out.stdout) if d]
+
+
+def objects(docs, kind):
+    return [d for d in docs if d["kind"] == kind]
+
+
+def by_name(docs, kind, name):
+    """The object of `kind` named `name`, or named `name-<kustomize hash>`."""
+    found = [d for d in objects(docs, kind)
+             if re.fullmatch(re.escape(name) + r"(-[a-z0-9]{10})?",
+                             d["metadata"]["name"])]
+    check(len(found) == 1, f"want one {kind} {name}, got {len(found)}")
+    return found[0]
+
+
+def pod_spec(workload):
+    return workload["spec"]["template"]["spec"]
+
+
+def container(workload, name):
+    for c in pod_spec(workload)["containers"]:
+        if c["name"] == name:
+            return c
+    raise Failure(f"{workload['metadata']['name']}: no container {name}")
+
+
+# --- 1. The overlays -------------------------------------------------------
+
+def check_common(docs, overlay):
+    verifier = by_name(docs, "StatefulSet", "layerproof-verifier")
+    check(verifier["spec"]["replicas"] == 1,
+          f"{overlay}: the verifier is one sequencer")
+    check(verifier["spec"]["volumeClaimTemplates"],
+          f"{overlay}: the verifier's RocksDB needs a PersistentVolumeClaim")
+    pdb = by_name(docs, "PodDisruptionBudget", "layerproof-verifier")
+    check(pdb["spec"]["selector"]["matchLabels"].items() <=
+          verifier["spec"]["template"]["metadata"]["labels"].items(),
+          f"{overlay}: the PodDisruptionBudget must select the verifier")
+    check("readinessProbe" in container(verifier, "verifier"),
+          f"{overlay}: the verifier needs a readiness probe")
+    prover = by_name(docs, "Deployment", "layerproof-prover")
+    check(prover["spec"]["strategy"]["type"] == "Recreate",
+          f"{overlay}: one prover identity must never run twice")
+    hpa = by_name(docs, "HorizontalPodAutoscaler", "layerproof-auditor")
+    check(hpa["spec"]["scaleTargetRef"]["name"] == "layerproof-auditor",
+          f"{overlay}: the HPA scales the auditors")
+    metrics = [m["object"]["metric"]["name"] for m in hpa["spec"]["metrics"]]
+    check(metrics == ["layerproof_audit_backlog"],
+          f"{overlay}: the HPA follows the audit backlog, got {metrics}")
+    for workload in objects(docs, "StatefulSet") + objects(docs, "Deployment"):
+        spec = pod_spec(workload)
+        name = workload["metadata"]["name"]
+        check(spec["securityContext"].get("runAsNonRoot") is True,
+              f"{overlay}: {name} must run as non-root")
+        for c in spec.get("initContainers", []) + spec["containers"]:
+            sc = c.get("securityContext", {})
+            check(sc.get("readOnlyRootFilesystem") is True and
+                  sc.get("allowPrivilegeEscalation") is False,
+                  f"{overlay}: {name}/{c['name']}: read-only root, no "
+                  "privilege escalation")
+    check(len(objects(docs, "NetworkPolicy")) >= 4,
+          f"{overlay}: NetworkPolicies missing")
+
+
+def check_overlays(repo):
+    overlays = os.path.join(repo, "deploy", "k8s", "overlays")
+    rendered = {}
+    for overlay in sorted(os.listdir(overlays)):
+        docs = render(os.path.join(overlays, overlay))
+        check_common(docs, overlay)
+        rendered[overlay] = docs
+        print(f"  rendered {overlay}: {len(docs)} objects")
+    check(set(rendered) == {"cpu", "gpu", "cert-manager"},
+          f"overlays: got {sorted(rendered)}")
+
+    prover = container(by_name(rendered["gpu"], "Deployment",
+                               "layerproof-prover"), "prover")
+    check(prover["resources"]["limits"].get("nvidia.com/gpu") == 1,
+          "gpu: the prover must request nvidia.com/gpu")
+    check("--backend=cuda" in prover["args"], "gpu: the prover serves on cuda")
+    for overlay in ("cpu", "cert-manager"):
+        cpu_prover = container(by_name(rendered[overlay], "Deployment",
+                                       "layerproof-prover"), "prover")
+        check("nvidia.com/gpu" not in cpu_prover["resources"]["limits"],
+              f"{overlay}: no GPU")
+
+    # cert-manager issues every TLS Secret a workload mounts, with a common
+    # name roles.json knows.
+    docs = rendered["cert-manager"]
+    roles = json.loads(by_name(docs, "ConfigMap",
+                               "layerproof-roles")["data"]["roles.json"])
+    certs = {c["spec"]["secretName"]: c for c in objects(docs, "Certificate")}
+    mounted = {v["secret"]["secretName"]
+               for w in objects(docs, "StatefulSet") + objects(docs, "Deployment")
+               for v in pod_spec(w)["volumes"]
+               if "secret" in v and "-tls-" in v["secret"]["secretName"]}
+    check(len(mounted) == 3, f"cert-manager: TLS Secrets mounted: {mounted}")
+    for secret in mounted:
+        check(secret in certs, f"cert-manager: no Certificate for {secret}")
+    # The callers that need a role hold it (the verifier only serves).
+    for secret, role in (("layerproof-tls-prover-1", "prover"),
+                         ("layerproof-tls-auditor", "auditor")):
+        cn = certs[secret]["spec"]["commonName"]
+        check(role in roles.get(cn, []),
+              f"cert-manager: {secret}'s common name {cn} lacks role {role}")
+
+
+# --- 2. The site, run locally ----------------------------------------------
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Pod:
+    def __init__(self, workload, name):
+        self.workload = workload
+        self.name = name
+        self.labels = workload["spec"]["template"]["metadata"]["labels"]
+        self.spec = pod_spec(workload)
+        # containerPort -> loopback port, and port name -> containerPort.
+        self.ports = {}
+        self.port_names = {}
+        for c in self.spec["containers"]:
+            for p in c.get("ports", []):
+                self.ports[p["containerPort"]] = free_port()
+                if "name" in p:
+                    self.port_names[p["name"]] = p["containerPort"]
+        self.volumes = {}  # volume name -> host directory
+        self.processes = []
+
+
+class LocalCluster:
+    def __init__(self, docs, binary, work):
+        self.docs = docs
+        self.binary = binary
+        self.work = work
+        self.pods = []
+        for w in objects(docs, "StatefulSet"):
+            self.pods.append(Pod(w, w["metadata"]["name"] + "-0"))
+        for w in objects(docs, "Deployment"):
+            self.pods.append(Pod(w, w["metadata"]["name"] + "-local"))
+        # (source pod, target pod, containerPort) of every connection made.
+        self.edges = set()
+
+    # Cluster DNS: a Service name and port -> the selected pod's port.
+    def service_target(self, service_name, port):
+        svc = [s for s in objects(self.docs, "Service")
+               if s["metadata"]["name"] == service_name]
+        if not svc:
+            return None
+        selector = svc[0]["spec"]["selector"]
+        pods = [p for p in self.pods
+                if selector.items() <= p.labels.items()]
+        check(len(pods) == 1,
+              f"Service {service_name} selects {len(pods)} pods, want 1")
+        for sp in svc[0]["spec"]["ports"]:
+            if sp["port"] == port:
+                target = sp.get("targetPort", port)
+                if isinstance(target, str):
+                    target = pods[0].port_names[target]
+                return pods[0], target
+        raise Failure(f"Service {service_name} has no port {port}")
+
+    def rewrite(self, text, pod, source=None, paths=True):
+        """`text` as `pod` sees it here: addresses, and with `paths` the
+        mounted paths. `source` records the connections it names."""
+        def own(m):
+            port = int(m.group(2))
+            if port not in pod.ports:
+                return m.group(0)
+            return f"127.0.0.1:{pod.ports[port]}"
+        text = re.sub(r"\b(0\.0\.0\.0|127\.0\.0\.1):(\d+)\b", own, text)
+
+        def service(m):
+            name = m.group(1)
+            for suffix in SERVICE_SUFFIXES:
+                if suffix and name.endswith(suffix):
+                    name = name[:-len(suffix)]
+            target = self.service_target(name, int(m.group(2)))
+            if target is None:
+                return m.group(0)
+            target_pod, port = target
+            if source is not None:
+                self.edges.add((source.name, target_pod.name, port))
+            return f"localhost:{target_pod.ports[port]}"
+        text = re.sub(r"\b([a-z][a-z0-9.-]*):(\d+)\b", service, text)
+        if not paths:
+            return text
+        # One pass, longest mount first: a host path must not be rewritten
+        # again (it may contain a mountPath such as /tmp).
+        mounts = self.mounts(pod)
+        mounts[BINARY] = self.binary
+        alternatives = "|".join(re.escape(m) for m in
+                                sorted(mounts, key=len, reverse=True))
+        return re.sub(r"(?<![\w/.-])(" + alternatives + r")(?=/|$|\s|\")",
+                      lambda m: mounts[m.group(1)], text)
+
+    def mounts(self, pod, c=None):
+        out = {}
+        for cont in ([c] if c else pod.spec.get("initContainers", []) +
+                     pod.spec["containers"]):
+            for m in cont.get("volumeMounts", []):
+                check("subPath" not in m, f"{pod.name}: subPath unsupported")
+                out[m["mountPath"]] = pod.volumes[m["name"]]
+        return out
+
+    def materialise_volumes(self, pod):
+        root = os.path.join(self.work, "pods", pod.name)
+        claims = {t["metadata"]["name"]
+                  for t in pod.workload["spec"].get("volumeClaimTemplates", [])}
+        for claim in claims:
+            pod.volumes[claim] = os.path.join(self.work, "pvc",
+                                              f"{claim}-{pod.name}")
+            os.makedirs(pod.volumes[claim], exist_ok=True)
+        for v in pod.spec["volumes"]:
+            host = os.path.join(root, "volumes", v["name"])
+            os.makedirs(host, exist_ok=True)
+            pod.volumes[v["name"]] = host
+            if "configMap" in v:
+                cm = by_name(self.docs, "ConfigMap", v["configMap"]["name"])
+                for key, value in cm.get("data", {}).items():
+                    # Addresses in config files resolve as cluster DNS would.
+                    with open(os.path.join(host, key), "w") as f:
+                        f.write(self.rewrite(value, pod, paths=False))
+            elif "secret" in v:
+                secret = by_name(self.docs, "Secret", v["secret"]["secretName"])
+                mode = v["secret"].get("defaultMode", 0o644)
+                for key, value in secret.get("data", {}).items():
+                    path = os.path.join(host, key)
+                    with open(path, "wb") as f:
+                        f.write(base64.b64decode(value))
+                    os.chmod(path, mode)
+            elif "persistentVolumeClaim" in v:
+                claim = v["persistentVolumeClaim"]["claimName"]
+                by_name(self.docs, "PersistentVolumeClaim", claim)
+                os.rmdir(host)
+                pod.volumes[v["name"]] = os.path.join(self.work, "pvc", claim)
+                os.makedirs(pod.volumes[v["name"]], exist_ok=True)
+            else:
+                check("emptyDir" in v,
+                      f"{pod.name}: volume {v['name']}: unsupported kind")
+
+    def environment(self, pod, c):
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        for e in c.get("env", []):
+            if "value" in e:
+                env[e["name"]] = e["value"]
+                continue
+            ref = e["valueFrom"]
+            if "configMapKeyRef" in ref:
+                cm = by_name(self.docs, "ConfigMap",
+                             ref["configMapKeyRef"]["name"])
+                env[e["name"]] = cm["data"][ref["configMapKeyRef"]["key"]]
+            elif "secretKeyRef" in ref:
+                s = by_name(self.docs, "Secret", ref["secretKeyRef"]["name"])
+                env[e["name"]] = base64.b64decode(
+                    s["data"][ref["secretKeyRef"]["key"]]).decode()
+            elif "fieldRef" in ref:
+                field = ref["fieldRef"]["fieldPath"]
+                env[e["name"]] = {"metadata.name": pod.name,
+                                  "metadata.namespace": NAMESPACE}[field]
+            else:
+                raise Failure(f"{pod.name}: env {e['name']}: unsupported")
+        return env
+
+    def command(self, pod, c, argv, env):
+        # Kubernetes expands $(VAR) from the container's env ($$ escapes).
+        def expand(arg):
+            return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
+                          lambda m: "$" if m.group(0) == "$$"
+                          else env.get(m.group(1), m.group(0)), arg)
+        return [self.rewrite(expand(a), pod, source=pod) for a in argv]
+
+    def probe(self, pod, c, probe):
+        if "exec" in probe:
+            argv = self.command(pod, c, probe["exec"]["command"],
+                                self.environment(pod, c))
+            return subprocess.run(argv, capture_output=True,
+                                  timeout=30).returncode == 0
+        get = probe["httpGet"]
+        port = get["port"]
+        if isinstance(port, str):
+            port = pod.port_names[port]
+        url = f"http://127.0.0.1:{pod.ports[port]}{get['path']}"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as r:
+                return 200 <= r.status < 400
+        except OSError:
+            return False
+
+    def start(self, pod):
+        self.materialise_volumes(pod)
+        logs = os.path.join(self.work, "logs")
+        os.makedirs(logs, exist_ok=True)
+        for c in pod.spec.get("initContainers", []):
+            env = self.environment(pod, c)
+            argv = self.command(pod, c, c["command"] + c.get("args", []), env)
+            out = subprocess.run(argv, env=env, capture_output=True, text=True,
+                                 timeout=600)
+            check(out.returncode == 0,
+                  f"{pod.name}: init container {c['name']} failed:\n"
+                  f"{out.stderr}")
+        for c in pod.spec["containers"]:
+            env = self.environment(pod, c)
+            argv = self.command(pod, c, c["command"] + c.get("args", []), env)
+            log = open(os.path.join(logs, f"{pod.name}.{c['name']}.log"), "w")
+            pod.processes.append((c, subprocess.Popen(
+                argv, env=env, stdout=log, stderr=subprocess.STDOUT)))
+        deadline = time.time() + 120
+        for c, process in pod.processes:
+            probe = c.get("readinessProbe")
+            check(probe is not None, f"{pod.name}/{c['name']}: no readiness")
+            while not self.probe(pod, c, probe):
+                check(process.poll() is None,
+                      f"{pod.name}/{c['name']} exited {process.returncode}; "
+                      f"see {logs}")
+                check(time.time() < deadline,
+                      f"{pod.name}/{c['name']}: not ready in 120 s")
+                time.sleep(0.5)
+            if "livenessProbe" in c:
+                check(self.probe(pod, c, c["livenessProbe"]),
+                      f"{pod.name}/{c['name']}: liveness probe fails")
+        print(f"  {pod.name}: ready")
+
+    def stop(self):
+        for pod in reversed(self.pods):
+            for c, process in pod.processes:
+                if process.poll() is None:
+                    process.send_signal(signal.SIGTERM)
+        codes = {}
+        for pod in reversed(self.pods):
+            for c, process in pod.processes:
+                try:
+                    codes[pod.name] = process.wait(timeout=90)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    codes[pod.name] = "killed after 90 s"
+        return codes
+
+    def pod(self, component):
+        found = [p for p in self.pods
+                 if p.labels.get("app.kubernetes.io/component") == component]
+        check(len(found) == 1, f"want one {component} pod")
+        return found[0]
+
+
+def metric(cluster, pod, port, name):
+    """Sum of the samples of `name` at `pod`'s /metrics."""
+    url = f"http://127.0.0.1:{pod.ports[port]}/metrics"
+    with urllib.request.urlopen(url, timeout=5) as r:
+        text = r.read().decode()
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def chat(cluster, site, binary, work):
+    prover = cluster.pod("prover")
+    settings = by_name(cluster.docs, "ConfigMap", "layerproof-settings")
+    api_keys = json.load(open(os.path.join(site, "files", "api-keys.json")))
+    key = next(iter(api_keys))
+    ca = os.path.join(prover.volumes["tls"], "ca.crt")
+    request = {"model": settings["data"]["served-model-name"],
+               "messages": [{"role": "user", "content": "hello from k8s"}],
+               "max_tokens": 8, "temperature": 0}
+    port = cluster.service_target("layerproof-prover", 8443)[1]
+    req = urllib.request.Request(
+        f"https://localhost:{prover.ports[port]}/v1/chat/completions",
+        data=json.dumps(request).encode(),
+        headers={"Content-Type": "application/json",
+                 "Authorization": f"Bearer {key}"})
+    context = ssl.create_default_context(cafile=ca)
+    with urllib.request.urlopen(req, context=context, timeout=60) as r:
+        body = r.read()
+        check(r.status == 200, f"chat: HTTP {r.status}")
+    check("layerproof" in json.loads(body), "chat: no receipt")
+    paths = {}
+    for name, data in (("request.json", json.dumps(request).encode()),
+                       ("response.json", body)):
+        paths[name] = os.path.join(work, name)
+        with open(paths[name], "wb") as f:
+            f.write(data)
+    verify = subprocess.run(
+        [binary, "verify-receipt", paths["response.json"],
+         "--prover-key", os.path.join(site, "files", "prover-1.pub"),
+         "--log-key", os.path.join(site, "files", "verifier.pub"),
+         "--openai-request", paths["request.json"],
+         "--model", prover.volumes["model"]],
+        capture_output=True, text=True)
+    check(verify.returncode == 0,
+          f"verify-receipt exit {verify.returncode}:\n{verify.stdout}"
+          f"{verify.stderr}")
+    print("  chat completion: receipt verified")
+
+    # audit-rate 1: the request is audited by the auditor worker.
+    verifier, auditor = cluster.pod("verifier"), cluster.pod("auditor")
+    deadline = time.time() + 120
+    while metric(cluster, verifier, 9100, "layerproof_verdicts_total") < 1:
+        check(time.time() < deadline, "no verdict in 120 s")
+        time.sleep(0.5)
+    passed = metric(cluster, verifier, 9100,
+                    'layerproof_verdicts_total{verdict="PASS"}')
+    check(passed >= 1 and passed == metric(cluster, verifier, 9100,
+                                           "layerproof_verdicts_total"),
+          "the audit must PASS")
+    check(metric(cluster, auditor, 9102,
+                 "layerproof_auditor_audits_completed_total") >= 1,
+          "the auditor worker, not the verifier, must have audited it")
+    print("  audit: PASS, re-executed by the auditor worker")
+
+
+# --- 3. NetworkPolicies -----------------------------------------------------
+
+def allowed(docs, target, port, source_labels, source_namespace):
+    """Whether the policies admit a connection to `target`'s `port`."""
+    selecting = [p for p in objects(docs, "NetworkPolicy")
+                 if p["spec"]["podSelector"].get("matchLabels", {}).items()
+                 <= target.labels.items()
+                 and "Ingress" in p["spec"].get("policyTypes", ["Ingress"])]
+    if not selecting:
+        return True
+    names = {v: k for k, v in target.port_names.items()}
+    for policy in selecting:
+        for rule in policy["spec"].get("ingress", []):
+            ports = rule.get("ports")
+            if ports and not any(p["port"] in (port, names.get(port))
+                                 for p in ports):
+                continue
+            peers = rule.get("from")
+            if not peers:
+                return True
+            for peer in peers:
+                pods = peer.get("podSelector")
+                spaces = peer.get("namespaceSelector")
+                ns_ok = (spaces is None and source_namespace == NAMESPACE) or (
+                    spaces is not None and spaces.get("matchLabels", {}).items()
+                    <= {"kubernetes.io/metadata.name":
+                        source_namespace}.items())
+                pod_ok = pods is None or (
+                    source_labels is not None and
+                    pods.get("matchLabels", {}).items() <= source_labels.items())
+                if ns_ok and pod_ok:
+                    return True
+    return False
+
+
+def check_network_policies(cluster):
+    docs = cluster.docs
+    pods = {p.name: p for p in cluster.pods}
+    # The auditors open requests at the address the prover registry gives.
+    registry = json.loads(by_name(docs, "ConfigMap", "layerproof-provers")
+                          ["data"]["provers.json"])
+    for prover in registry["provers"]:
+        host, port = prover["opening_address"].rsplit(":", 1)
+        target, target_port = cluster.service_target(host, int(port))
+        cluster.edges.add((cluster.pod("auditor").name, target.name,
+                           target_port))
+    check(cluster.edges, "no connections recorded")
+    for source, target, port in sorted(cluster.edges):
+        check(allowed(docs, pods[target], port, pods[source].labels, NAMESPACE),
+              f"NetworkPolicy refuses {source} -> {target}:{port}, which the "
+              "deployment needs")
+    verifier, prover = cluster.pod("verifier"), cluster.pod("prover")
+    auditor = cluster.pod("auditor")
+    outsider = {"app.kubernetes.io/name": "something-else"}
+    must_refuse = [
+        (prover, "opening", verifier), (prover, "opening", prover),
+        (prover, "opening", None), (verifier, "submit", auditor),
+        (verifier, "submit", None), (verifier, "audit-work", prover),
+        (verifier, "audit-work", None), (verifier, "metrics", None),
+    ]
+    for target, port_name, source in must_refuse:
+        labels = source.labels if source else outsider
+        check(not allowed(docs, target, target.port_names[port_name], labels,
+                          NAMESPACE),
+              f"NetworkPolicy admits {source.name if source else 'a stranger'}"
+              f" to {target.name}:{port_name}")
+    for target, port_name in ((verifier, "grpc"), (prover, "grpc"),
+                              (prover, "http")):
+        check(allowed(docs, target, target.port_names[port_name], outsider,
+                      "clients"),
+              f"clients must reach {target.name}:{port_name}")
+    check(allowed(docs, verifier, 9100, None, "monitoring"),
+          "Prometheus (namespace monitoring) must reach the metrics")
+    print(f"  NetworkPolicies: {len(cluster.edges)} connections admitted, "
+          f"{len(must_refuse)} refusals hold")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--layerproof", required=True)
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    binary = os.path.abspath(args.layerproof)
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    cluster = None
+    try:
+        print("overlays:")
+        check_overlays(args.repo)
+        site = os.path.join(args.work, "site")
+        subprocess.run(
+            [os.path.join(args.repo, "deploy", "k8s", "new-site.sh"), site,
+             "--layerproof", binary, "--audit-rate", "1", "--san",
+             "localhost"], check=True, stdout=subprocess.DEVNULL)
+        print("site on the cpu overlay, run locally:")
+        cluster = LocalCluster(render(site), binary, args.work)
+        for component in ("verifier", "prover", "auditor"):
+            cluster.start(cluster.pod(component))
+        chat(cluster, site, binary, args.work)
+        check_network_policies(cluster)
+        codes = cluster.stop()
+        cluster = None
+        check(all(code == 0 for code in codes.values()),
+              f"graceful shutdown: exit codes {codes}")
+        print("  SIGTERM: every node exited 0")
+    except (Failure, subprocess.SubprocessError, OSError, KeyError) as e:
+        print(f"FAIL: {e}", file=sys.stderr)
+        logs = os.path.join(args.work, "logs")
+        if os.path.isdir(logs):
+            for name in sorted(os.listdir(logs)):
+                with open(os.path.join(logs, name)) as f:
+                    tail = f.read()[-3000:]
+                print(f"--- {name} (tail)\n{tail}", file=sys.stderr)
+        return 1
+    finally:
+        if cluster is not None:
+            cluster.stop()
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
