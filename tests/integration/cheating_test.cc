@@ -207,7 +207,7 @@ TEST(CheatingProver, SubstitutedWeightsUnderTheHonestDigestMismatch) {
                                DigestOf(cluster.model()))});
   ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 3),
                      v1::FAIL_MISMATCH);
-  prover.Stop();  // before `other` goes
+  EXPECT_TRUE(prover.Stop().ok());  // before `other` goes
 }
 
 TEST(CheatingProver, SubstitutedWeightsUnderTheirOwnDigestAreTheWrongModel) {
@@ -216,7 +216,7 @@ TEST(CheatingProver, SubstitutedWeightsUnderTheirOwnDigestAreTheWrongModel) {
   ModelDir other("tiny", 2);
   RunningProver& prover = cluster.StartProver({.model = other.model.get()});
   ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 3), v1::FAIL_MODEL);
-  prover.Stop();
+  EXPECT_TRUE(prover.Stop().ok());
 }
 
 // The cluster's model quantized: MODEL_DIR-q4_0/model.gguf, removed with
@@ -253,7 +253,7 @@ TEST(CheatingProver, QuantizedWeightsUnderTheirOwnDigestAreTheWrongModel) {
   EXPECT_NE(DigestOf(*q.model), DigestOf(cluster.model()));
   RunningProver& prover = cluster.StartProver({.model = q.model.get()});
   ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 2), v1::FAIL_MODEL);
-  prover.Stop();
+  EXPECT_TRUE(prover.Stop().ok());
 }
 
 TEST(CheatingProver, QuantizedWeightsUnderTheRealDigestAreCaught) {
@@ -267,7 +267,7 @@ TEST(CheatingProver, QuantizedWeightsUnderTheRealDigestAreCaught) {
                                DigestOf(cluster.model()))});
   ExpectEveryVerdict(cluster, RunRequests(cluster, prover, 2),
                      v1::FAIL_MISMATCH);
-  prover.Stop();
+  EXPECT_TRUE(prover.Stop().ok());
 }
 
 TEST(CheatingProver, SkippedLayerIsAMismatchAtThatLayer) {

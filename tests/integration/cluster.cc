@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <random>
 #include <utility>
 
@@ -16,11 +17,6 @@
 
 namespace layerproof::integration {
 namespace {
-
-// The verifier's name and its log's origin (verifier_node.h names the log
-// "layerproof/" + verifier_id), for a verifier in this process or outside.
-constexpr char kVerifierId[] = "verifier-1";
-constexpr char kLogOrigin[] = "layerproof/verifier-1";
 
 std::string MakeTempDir(const std::string& prefix) {
   std::string pattern =
@@ -71,81 +67,61 @@ ModelDir::~ModelDir() {
   std::filesystem::remove_all(dir, ec);
 }
 
-std::string RunningProver::address() const {
-  return "127.0.0.1:" + std::to_string(server->port());
+namespace {
+
+// The tests' shutdown deadlines.
+cluster::LocalClusterOptions NodesOptions(
+    std::shared_ptr<const store::Ed25519PrivateKey> verifier_key) {
+  cluster::LocalClusterOptions options;
+  options.verifier_key = std::move(verifier_key);
+  options.timeouts.prover = absl::Seconds(20);
+  options.timeouts.server_grace = std::chrono::seconds(5);
+  return options;
 }
 
-void RunningProver::Stop() {
-  if (node) {
-    EXPECT_TRUE(node->Shutdown(absl::Now() + absl::Seconds(20)).ok());
-  }
-  if (server) server->Shutdown(std::chrono::seconds(5));
-  server.reset();
-  node.reset();
-}
+}  // namespace
 
-Cluster::Cluster() : root_(MakeTempDir("lp_cluster")), model_("tiny", 1) {
+Cluster::Cluster()
+    : root_(MakeTempDir("lp_cluster")),
+      model_("tiny", 1),
+      verifier_key_(NewKey()),
+      nodes_(NodesOptions(verifier_key_)) {
   verifier_executor_ = kernels::model::MakeHostExecutor(TestBackend());
   auto engine =
       kernels::model::Engine::Create(*model_.model, verifier_executor_.get());
   EXPECT_TRUE(engine.ok()) << engine.status().ToString();
   if (engine.ok()) verifier_engine_ = *std::move(engine);
-  verifier_key_ = NewKey();
 }
 
 Cluster::~Cluster() {
-  for (auto& p : provers_) p->Stop();
-  StopVerifier();
+  EXPECT_TRUE(nodes_.Shutdown().ok());
   std::error_code ec;
   std::filesystem::remove_all(root_, ec);
 }
 
 void Cluster::StartVerifier(const VerifierSetup& setup) {
-  verifier_setup_ = setup;
-  verifier::VerifierOptions options;
-  options.verifier_id = kVerifierId;
+  cluster::VerifierSpec spec;
+  verifier::VerifierOptions& options = spec.options;
   options.engine = verifier_engine_.get();
-  options.key = verifier_key_;
   options.db_dir = root_ + "/verifier";
   options.policy = setup.policy;
   options.audit_threads = setup.audit_threads;
   options.opening_timeout = setup.opening_timeout;
   options.roles = setup.roles;
-  options.insecure = setup.server_tls.insecure;
   options.peer_limits = setup.peer_limits;
   options.max_refusals_per_submitter = setup.max_refusals_per_submitter;
   options.remote_auditors = setup.remote_auditors;
   options.audit_lease = setup.audit_lease;
-  for (const auto& p : provers_) {
-    if (!p->node) continue;
-    options.provers.push_back(verifier::ProverRegistration{
-        p->prover_id, p->key->public_key(), p->address(), setup.client_tls});
-  }
-  auto node = verifier::VerifierNode::Create(std::move(options));
-  ASSERT_TRUE(node.ok()) << node.status();
-  verifier_ = *std::move(node);
-  rpc::ServerConfig config;
-  config.listen = "127.0.0.1:" + std::to_string(verifier_port_);
-  config.tls = setup.server_tls;
-  auto server = rpc::StartServer(config, verifier_->services());
-  ASSERT_TRUE(server.ok()) << server.status();
-  verifier_server_ = *std::move(server);
-  verifier_port_ = verifier_server_->port();
+  spec.server_tls = setup.server_tls;
+  spec.client_tls = setup.client_tls;
+  const absl::Status started = nodes_.StartVerifier(std::move(spec));
+  ASSERT_TRUE(started.ok()) << started;
 }
 
-void Cluster::StopVerifier() {
-  // As `layerproof serve verifier` does: the node, then the server.
-  if (verifier_server_) verifier_server_->MarkNotServing();
-  if (verifier_) {
-    EXPECT_TRUE(verifier_->Shutdown(absl::Seconds(20)).ok());
-  }
-  if (verifier_server_) verifier_server_->Shutdown(std::chrono::seconds(5));
-  verifier_server_.reset();
-  verifier_.reset();
-}
+void Cluster::StopVerifier() { EXPECT_TRUE(nodes_.StopVerifier().ok()); }
 
 std::string Cluster::verifier_address() const {
-  return "127.0.0.1:" + std::to_string(verifier_port_);
+  return nodes_.verifier_address();
 }
 
 const store::Ed25519PublicKey& Cluster::verifier_key() const {
@@ -153,57 +129,40 @@ const store::Ed25519PublicKey& Cluster::verifier_key() const {
 }
 
 RunningProver& Cluster::StartProver(const ProverSetup& setup) {
-  auto p = std::make_unique<RunningProver>();
-  p->prover_id = setup.prover_id;
-  p->journal_dir = setup.journal_dir.empty()
-                       ? root_ + "/journal" + std::to_string(next_journal_++)
-                       : setup.journal_dir;
-  p->executor = kernels::model::MakeHostExecutor(TestBackend());
-  p->key = NewKey();
-  // A restart keeps its key: the journal's commitments were signed by it.
-  for (const auto& old : provers_) {
-    if (old->journal_dir == p->journal_dir) p->key = old->key;
-  }
-  prover::ProverOptions options;
+  cluster::ProverSpec spec;
+  prover::ProverOptions& options = spec.options;
   options.prover_id = setup.prover_id;
+  options.journal_dir =
+      setup.journal_dir.empty()
+          ? root_ + "/journal" + std::to_string(next_journal_++)
+          : setup.journal_dir;
+  spec.executor = kernels::model::MakeHostExecutor(TestBackend());
+  options.key = NewKey();
+  // A restart keeps its key: the journal's commitments were signed by it.
+  for (const auto& old : nodes_.provers()) {
+    if (old->journal_dir == options.journal_dir) options.key = old->key;
+  }
   options.model = setup.model ? setup.model : model_.model.get();
-  options.executor = p->executor.get();
-  options.key = p->key;
-  options.journal_dir = p->journal_dir;
-  options.verifier_address = verifier_address();
-  options.verifier_tls = setup.client_tls;
-  options.log_key = std::make_shared<const store::CheckpointVerifier>(
-      kVerifierId, verifier_key_->public_key());
-  options.log_origin = kLogOrigin;
   options.receipt_wait = setup.receipt_wait;
   options.promise_window = setup.promise_window;
   options.roles = setup.roles;
-  options.insecure = setup.server_tls.insecure;
   options.faults = setup.faults;
   options.max_waiting_requests = setup.max_waiting_requests;
   options.peer_limits = setup.peer_limits;
-  auto node = prover::ProverNode::Create(std::move(options));
-  EXPECT_TRUE(node.ok()) << node.status();
-  p->node = *std::move(node);
-  rpc::ServerConfig config;
-  config.listen = "127.0.0.1:" + std::to_string(setup.port);
-  config.tls = setup.server_tls;
-  auto server = rpc::StartServer(config, p->node->services());
-  EXPECT_TRUE(server.ok()) << server.status();
-  p->server = *std::move(server);
-  if (setup.register_with_verifier && verifier_) {
-    // A foreign-key prover signs with p->key but the verifier knows the
-    // prover id by another key.
-    const std::shared_ptr<const store::Ed25519PrivateKey> registered =
-        setup.foreign_key ? NewKey() : p->key;
-    EXPECT_TRUE(verifier_
-                    ->AddProver(verifier::ProverRegistration{
-                        p->prover_id, registered->public_key(), p->address(),
-                        verifier_setup_.client_tls})
-                    .ok());
+  spec.server_tls = setup.server_tls;
+  spec.client_tls = setup.client_tls;
+  spec.port = setup.port;
+  spec.register_with_verifier = setup.register_with_verifier;
+  // A foreign-key prover signs with its key but the verifier knows the
+  // prover id by another key.
+  if (setup.foreign_key) spec.registered_key = NewKey()->public_key();
+  absl::StatusOr<RunningProver*> started = nodes_.StartProver(std::move(spec));
+  // A prover that did not start leaves nothing to test with.
+  if (!started.ok()) {
+    ADD_FAILURE() << started.status();
+    std::abort();
   }
-  provers_.push_back(std::move(p));
-  return *provers_.back();
+  return **started;
 }
 
 std::unique_ptr<v1::Inference::Stub> Cluster::InferenceStub(
@@ -257,10 +216,12 @@ absl::StatusOr<check::CheckedReceipt> Cluster::CheckReceipt(
   // What every client checks (check/receipt.h), with the keys of the
   // provers this cluster started and the verifier's log key.
   check::ReceiptTrust trust;
-  for (const auto& p : provers_) trust.prover_keys.Add(p->key->public_key());
-  const store::CheckpointVerifier log_key(kVerifierId,
+  for (const auto& p : nodes_.provers()) {
+    trust.prover_keys.Add(p->key->public_key());
+  }
+  const store::CheckpointVerifier log_key(nodes_.verifier_id(),
                                           verifier_key_->public_key());
-  trust.log = {&log_key, kLogOrigin};
+  trust.log = {&log_key, nodes_.log_origin()};
   return check::CheckReceipt(request, response, trust);
 }
 
@@ -300,8 +261,8 @@ store::Checkpoint Cluster::LatestCheckpoint() {
   EXPECT_TRUE(
       stub->GetCheckpoint(&context, v1::GetCheckpointRequest(), &response)
           .ok());
-  store::CheckpointVerifier checker(verifier_->verifier_id(),
-                                    verifier_->public_key());
+  store::CheckpointVerifier checker(verifier().verifier_id(),
+                                    verifier().public_key());
   auto checkpoint = checker.Verify(response.checkpoint());
   EXPECT_TRUE(checkpoint.ok()) << checkpoint.status();
   return checkpoint.ok() ? *checkpoint : store::Checkpoint{};

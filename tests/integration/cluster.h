@@ -1,6 +1,7 @@
-// An in-process LayerProof deployment for the integration tests: the `tiny`
-// synthetic model, a verifier node and any number of prover nodes, each
-// served by rpc::StartServer on 127.0.0.1 with a free port, plus clients
+// The integration tests' face of the in-process deployment
+// (cluster/local_cluster.h): the `tiny` synthetic model, a verifier node and
+// any number of prover nodes on 127.0.0.1, with the tests' defaults
+// (plaintext, every commitment audited) and gtest assertions, plus clients
 // that check what a real client would: receipts, token digests, inclusion
 // and consistency proofs, and the verifier's verdicts.
 //
@@ -23,6 +24,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "check/receipt.h"
+#include "cluster/local_cluster.h"
 #include "kernels/dispatch.h"
 #include "kernels/model/engine.h"
 #include "kernels/model/executor.h"
@@ -43,11 +45,7 @@
 namespace layerproof::integration {
 
 // Plaintext: the default of every node and client here.
-inline rpc::TlsOptions Insecure() {
-  rpc::TlsOptions tls;
-  tls.insecure = true;
-  return tls;
-}
+using cluster::Insecure;
 
 // A synthetic model directory, removed with the object.
 struct ModelDir {
@@ -94,17 +92,8 @@ struct ProverSetup {
   rpc::PeerLimits peer_limits{};
 };
 
-struct RunningProver {
-  std::string prover_id;
-  std::string journal_dir;
-  std::shared_ptr<const store::Ed25519PrivateKey> key;
-  std::unique_ptr<kernels::model::Executor> executor;
-  std::unique_ptr<prover::ProverNode> node;
-  std::unique_ptr<rpc::RunningServer> server;
-  std::string address() const;
-  // Shuts the node, then its server, down (a graceful restart).
-  void Stop();
-};
+// Stop() shuts the node, then its server, down (a graceful restart).
+using RunningProver = cluster::LocalProver;
 
 // What a client keeps of one request.
 struct ClientResult {
@@ -127,14 +116,14 @@ class Cluster {
     return *verifier_key_;
   }
   // Where provers find the verifier when it runs outside this process.
-  void set_verifier_port(int port) { verifier_port_ = port; }
+  void set_verifier_port(int port) { nodes_.set_verifier_port(port); }
   // The TLS of the cluster's own queries (Verdicts, LatestCheckpoint).
   void set_query_tls(const rpc::TlsOptions& tls) { query_tls_ = tls; }
 
   // Starts (or, with the same db dir, restarts) the verifier.
   void StartVerifier(const VerifierSetup& setup = {});
   void StopVerifier();
-  verifier::VerifierNode& verifier() { return *verifier_; }
+  verifier::VerifierNode& verifier() { return *nodes_.verifier(); }
   std::string verifier_address() const;
   const store::Ed25519PublicKey& verifier_key() const;
 
@@ -180,11 +169,8 @@ class Cluster {
   std::unique_ptr<kernels::model::Executor> verifier_executor_;
   std::unique_ptr<kernels::model::Engine> verifier_engine_;
   std::shared_ptr<const store::Ed25519PrivateKey> verifier_key_;
-  VerifierSetup verifier_setup_;
-  std::unique_ptr<verifier::VerifierNode> verifier_;
-  std::unique_ptr<rpc::RunningServer> verifier_server_;
-  int verifier_port_ = 0;
-  std::vector<std::unique_ptr<RunningProver>> provers_;
+  // Last: its nodes go before the engine and the model they use.
+  cluster::LocalCluster nodes_;
   int next_journal_ = 0;
   rpc::TlsOptions query_tls_ = Insecure();
 };

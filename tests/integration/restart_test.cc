@@ -157,7 +157,7 @@ TEST(Restart, ProverRestartedBetweenCommitAndOpeningStillOpens) {
   }
   const std::string journal = first.journal_dir;
   const int port = first.server->port();
-  first.Stop();
+  EXPECT_TRUE(first.Stop().ok());
   cluster.StartProver({.journal_dir = journal, .port = port});
 
   auto audit = cluster.AuditStub();
@@ -208,7 +208,7 @@ TEST(Restart, AuditsDrawnWhileTheProverRestartsStillPass) {
   }
   const std::string journal = first.journal_dir;
   const int port = first.server->port();
-  first.Stop();
+  EXPECT_TRUE(first.Stop().ok());
   absl::SleepFor(absl::Milliseconds(300));  // the prover stays away a while
   cluster.StartProver({.journal_dir = journal, .port = port});
   for (const std::string& id : ids) {

@@ -53,6 +53,8 @@ int main(int argc, char** argv) {
   std::string line;
   while (std::getline(std::cin, line)) {
   }
-  prover.Stop();
+  if (const absl::Status s = prover.Stop(); !s.ok()) {
+    std::fprintf(stderr, "peer_openai_server: %s\n", s.ToString().c_str());
+  }
   return 0;
 }
