@@ -12,8 +12,8 @@
 // followed by Opening.GetCommitment until the log has it).
 // Thread safety: RunDemoLoad blocks the calling thread; `on_tick` runs on
 // it about ten times a second.
-#ifndef LAYERPROOF_CLI_DEMO_LOAD_H_
-#define LAYERPROOF_CLI_DEMO_LOAD_H_
+#ifndef LAYERPROOF_DEMO_DEMO_LOAD_H_
+#define LAYERPROOF_DEMO_DEMO_LOAD_H_
 
 #include <atomic>
 #include <cstdint>
@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/demo_cluster.h"
+#include "demo/demo_cluster.h"
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 
 struct DemoLoadOptions {
   int requests = 60;
@@ -54,6 +54,6 @@ std::vector<DemoRequest> RunDemoLoad(
     DemoCluster& cluster, const DemoLoadOptions& options,
     const std::function<void(const DemoLoadProgress&)>& on_tick);
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo
 
-#endif  // LAYERPROOF_CLI_DEMO_LOAD_H_
+#endif  // LAYERPROOF_DEMO_DEMO_LOAD_H_

@@ -1,4 +1,4 @@
-#include "cli/demo_load.h"
+#include "demo/demo_load.h"
 
 #include <algorithm>
 #include <chrono>
@@ -13,12 +13,18 @@
 #include "layerproof/v1/opening.grpc.pb.h"
 #include "store/checkpoint.h"
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 namespace {
+
+using cli::CheckedGeneration;
+using cli::ClientTimeouts;
+using cli::GenerateChecked;
+using cli::ProverClient;
+using cli::RandomNonce;
 
 // What a client verifies about one client, one prover and the log.
 struct ClientView {
-  const DemoProver* prover;
+  const cluster::LocalProver* prover;
   check::ReceiptTrust trust;
   ProverClient client;
 };
@@ -27,7 +33,7 @@ struct ClientView {
 DemoRequest OneRequest(const ClientView& view, uint64_t seed, int32_t vocab,
                        uint32_t max_new_tokens) {
   DemoRequest out;
-  out.prover_id = view.prover->id;
+  out.prover_id = view.prover->prover_id;
   std::mt19937_64 rng(seed);
   v1::GenerateRequest request;
   const int len = 4 + static_cast<int>(rng() % 13);
@@ -79,7 +85,7 @@ std::vector<DemoRequest> RunDemoLoad(
         ClientView view;
         view.prover = p.get();
         view.trust.prover_keys.Add(p->key->public_key());
-        view.trust.prover_id = p->id;
+        view.trust.prover_id = p->prover_id;
         view.trust.log = {&checkpoints, cluster.verifier().log_origin()};
         auto channel = cluster.Channel(p->address(), DemoCluster::kClient);
         if (channel.ok()) {
@@ -99,8 +105,8 @@ std::vector<DemoRequest> RunDemoLoad(
         const ClientView& view = views[i % views.size()];
         DemoRequest r;
         if (view.client.inference == nullptr) {
-          r.prover_id = view.prover->id;
-          r.error = "cannot make a channel to " + view.prover->id;
+          r.prover_id = view.prover->prover_id;
+          r.error = "cannot make a channel to " + view.prover->prover_id;
         } else {
           r = OneRequest(view, options.seed * 1000003 + i, options.vocab,
                          options.max_new_tokens);
@@ -140,4 +146,4 @@ std::vector<DemoRequest> RunDemoLoad(
   return results;
 }
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo

@@ -4,8 +4,8 @@
 // and the detection arithmetic the demo's defaults rest on.
 // Thread safety: plain values and pure functions, except
 // ListDemoVerdicts (one gRPC client).
-#ifndef LAYERPROOF_CLI_DEMO_SUMMARY_H_
-#define LAYERPROOF_CLI_DEMO_SUMMARY_H_
+#ifndef LAYERPROOF_DEMO_DEMO_SUMMARY_H_
+#define LAYERPROOF_DEMO_DEMO_SUMMARY_H_
 
 #include <cstdint>
 #include <cstdio>
@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "cli/demo_cluster.h"
-#include "cli/demo_load.h"
+#include "demo/demo_cluster.h"
+#include "demo/demo_load.h"
 #include "layerproof/v1/records.pb.h"
 #include "nlohmann/json.hpp"
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 
 // P(an audit re-executing s of L blocks catches a consistent tamper of
 // h^l, 1 <= l < L): block l or block l+1 is drawn,
@@ -112,6 +112,6 @@ std::string VerdictCounts(const verifier::VerifierCounters& counters);
 // certificate paths (--keep-running).
 void PrintGrpcurl(FILE* to, DemoCluster& cluster, const std::string& out);
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo
 
-#endif  // LAYERPROOF_CLI_DEMO_SUMMARY_H_
+#endif  // LAYERPROOF_DEMO_DEMO_SUMMARY_H_

@@ -1,24 +1,25 @@
 // The nodes of `layerproof demo`, in this process on 127.0.0.1 with free
 // ports, over mutual TLS with roles (docs/security.md): a verifier with its
 // embedded RocksDB in OUT/verifier-db, an honest prover `prover-1`, and
-// `prover-2`, which carries the DEMO-ONLY fault of cli/demo_fault.h. Each is
-// built and served the way `layerproof serve` does it; the provers are
-// registered with the verifier once their ports are known.
+// `prover-2`, which carries the DEMO-ONLY fault of demo/demo_fault.h. The
+// nodes are the in-process deployment of cluster/local_cluster.h (built and
+// served the way `layerproof serve` does it; the provers registered with
+// the verifier once their ports are known); this adds the demo's keys,
+// certificates, roles and files.
 //
 // Material written into the output folder: keys/NAME.key|.pub (Ed25519:
 // verifier, prover-1, prover-2), tls/ (the demo CA, the server certificate
 // and client certificates prover-1, prover-2, verifier-1, auditor-1,
-// client-1; cli/demo_pki.h), roles.json and provers.json (the same
+// client-1; demo/demo_pki.h), roles.json and provers.json (the same
 // files `serve` takes).
 //
 // Lifetime: the Model and Engine passed in must outlive the cluster.
-// Shutdown (also from the destructor) marks every server not serving,
-// shuts the provers down (their last submissions reach the still running
-// verifier), then the verifier (its running audits may still open from the
-// provers), then the servers. Thread safety: the accessors and Channel may
-// be called from any thread; Start and Shutdown from one.
-#ifndef LAYERPROOF_CLI_DEMO_CLUSTER_H_
-#define LAYERPROOF_CLI_DEMO_CLUSTER_H_
+// Shutdown (also from the destructor) is LocalCluster::Shutdown: the
+// provers, then the verifier, then the servers. Thread safety: the
+// accessors and Channel may be called from any thread; Start and Shutdown
+// from one.
+#ifndef LAYERPROOF_DEMO_DEMO_CLUSTER_H_
+#define LAYERPROOF_DEMO_DEMO_CLUSTER_H_
 
 #include <cstdint>
 #include <functional>
@@ -28,19 +29,17 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "cluster/local_cluster.h"
+#include "demo/demo_pki.h"
 #include "grpcpp/channel.h"
 #include "kernels/dispatch.h"
 #include "kernels/model/engine.h"
-#include "kernels/model/executor.h"
 #include "kernels/model/model.h"
-#include "prover/prover_node.h"
-#include "store/crypto.h"
-#include "cli/demo_pki.h"
-#include "rpc/server.h"
+#include "rpc/roles.h"
 #include "verifier/audit_policy.h"
 #include "verifier/verifier_node.h"
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 
 struct DemoClusterOptions {
   std::string out_dir;
@@ -52,24 +51,13 @@ struct DemoClusterOptions {
   kernels::Backend* backend = nullptr;
   verifier::AuditPolicy policy;
   int audit_threads = 2;
-  // The block whose output prover-2 tampers with (cli/demo_fault.h).
+  // The block whose output prover-2 tampers with (demo/demo_fault.h).
   uint32_t tamper_layer = 3;
   // Largest GenerateRequest.max_tokens the provers accept.
   uint32_t max_new_tokens = 256;
   // Called after each start-up step (certificates, each node) with the
   // steps done of 4 and what was done; may be empty.
   std::function<void(int done, int total, const std::string& step)> progress;
-};
-
-struct DemoProver {
-  std::string id;
-  bool tampers = false;
-  std::shared_ptr<const store::Ed25519PrivateKey> key;
-  std::unique_ptr<kernels::model::Executor> executor;
-  std::unique_ptr<prover::ProverNode> node;
-  std::unique_ptr<rpc::RunningServer> server;
-  int port() const { return server ? server->port() : 0; }
-  std::string address() const;
 };
 
 class DemoCluster {
@@ -85,14 +73,19 @@ class DemoCluster {
   // The client certificates of the demo: its auditor and its load.
   static constexpr char kAuditor[] = "auditor-1";
   static constexpr char kClient[] = "client-1";
+  // The prover that carries the DEMO-ONLY fault.
+  static constexpr char kTamperer[] = "prover-2";
 
   const DemoPki& pki() const { return *pki_; }
-  verifier::VerifierNode& verifier() { return *verifier_; }
-  int verifier_port() const { return verifier_server_->port(); }
-  std::string verifier_address() const;
+  verifier::VerifierNode& verifier() { return *nodes_->verifier(); }
+  int verifier_port() const { return nodes_->verifier_port(); }
+  std::string verifier_address() const { return nodes_->verifier_address(); }
   // prover-1 (honest) then prover-2 (tampering).
-  const std::vector<std::unique_ptr<DemoProver>>& provers() const {
-    return provers_;
+  const std::vector<std::unique_ptr<cluster::LocalProver>>& provers() const {
+    return nodes_->provers();
+  }
+  static bool Tampers(const cluster::LocalProver& p) {
+    return p.prover_id == kTamperer;
   }
   // A TLS channel to `address` presenting the client certificate `who`.
   absl::StatusOr<std::shared_ptr<grpc::Channel>> Channel(
@@ -106,19 +99,15 @@ class DemoCluster {
  private:
   DemoCluster() = default;
   absl::Status StartVerifier();
-  absl::Status StartProver(const std::string& id, bool tampers);
+  absl::Status StartProver(const std::string& id);
   absl::Status WriteConfigFiles() const;
 
   DemoClusterOptions options_;
   std::unique_ptr<DemoPki> pki_;
   rpc::RoleMap roles_;
-  std::shared_ptr<const store::Ed25519PrivateKey> verifier_key_;
-  std::unique_ptr<verifier::VerifierNode> verifier_;
-  std::unique_ptr<rpc::RunningServer> verifier_server_;
-  std::vector<std::unique_ptr<DemoProver>> provers_;
-  bool shut_down_ = false;
+  std::unique_ptr<cluster::LocalCluster> nodes_;
 };
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo
 
-#endif  // LAYERPROOF_CLI_DEMO_CLUSTER_H_
+#endif  // LAYERPROOF_DEMO_DEMO_CLUSTER_H_

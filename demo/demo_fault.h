@@ -7,7 +7,8 @@
 // "Cheating"). It goes through prover/internal/prover_faults.h, which only
 // code that builds a ProverNode in process can reach: `layerproof serve
 // prover` never sets ProverOptions::faults, and no flag, file or request of
-// it can turn this on. Only cli/demo.cc constructs it.
+// it can turn this on. Only demo/demo_cluster.cc constructs it, and only
+// the `layerproof` binary links demo/ (layerproof::demo).
 //
 // Detection: the commitment's H_layer is the hash of the tampered rows, and
 // an opening of h^layer returns those same rows, so the cheat is
@@ -16,21 +17,21 @@
 // one that re-executes block layer+1 gets it from the tampered h^layer and
 // differs from the honestly computed H_(layer+1). Any other drawn block
 // passes. Thread safety: see ProverFaults.
-#ifndef LAYERPROOF_CLI_DEMO_FAULT_H_
-#define LAYERPROOF_CLI_DEMO_FAULT_H_
+#ifndef LAYERPROOF_DEMO_DEMO_FAULT_H_
+#define LAYERPROOF_DEMO_DEMO_FAULT_H_
 
 #include <cstdint>
 #include <memory>
 
 #include "prover/internal/prover_faults.h"
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 
 // DEMO-ONLY: flips bit 22 (the top mantissa bit) of the first value of
 // every row of h^layer, in serving and in every replay alike. `layer` in
 // 1..L-1 for the detection above to hold.
 std::shared_ptr<prover::ProverFaults> NewDemoLayerTamper(uint32_t layer);
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo
 
-#endif  // LAYERPROOF_CLI_DEMO_FAULT_H_
+#endif  // LAYERPROOF_DEMO_DEMO_FAULT_H_

@@ -1,4 +1,4 @@
-#include "cli/demo_setup.h"
+#include "demo/demo_setup.h"
 
 #include <pthread.h>
 
@@ -16,8 +16,11 @@
 #include "store/status.h"
 #include "text/synthetic_tokenizer.h"
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 namespace {
+
+using cli::ProgressBar;
+using cli::QuantizeModel;
 
 namespace fs = std::filesystem;
 
@@ -127,4 +130,4 @@ kernels::StatusOr<kernels::Backend*> ResolveBackend(const std::string& name,
   return backend;
 }
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo

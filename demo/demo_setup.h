@@ -1,8 +1,8 @@
-// The set-up steps of `layerproof demo` (cli/demo.cc): stopping on a
+// The set-up steps of `layerproof demo` (demo/demo.cc): stopping on a
 // signal, the output folder, the model, and the kernels backend.
 // Thread safety: see each declaration.
-#ifndef LAYERPROOF_CLI_DEMO_SETUP_H_
-#define LAYERPROOF_CLI_DEMO_SETUP_H_
+#ifndef LAYERPROOF_DEMO_DEMO_SETUP_H_
+#define LAYERPROOF_DEMO_DEMO_SETUP_H_
 
 #include <signal.h>
 
@@ -15,7 +15,7 @@
 #include "kernels/backend.h"
 #include "kernels/status.h"
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 
 // A stop request from SIGINT or SIGTERM. The constructor blocks both
 // signals in the calling thread, and so in every thread made after it
@@ -60,6 +60,6 @@ absl::Status EnsureDemoQuantModel(const std::string& hf_dir,
 kernels::StatusOr<kernels::Backend*> ResolveBackend(const std::string& name,
                                                     int64_t threads);
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo
 
-#endif  // LAYERPROOF_CLI_DEMO_SETUP_H_
+#endif  // LAYERPROOF_DEMO_DEMO_SETUP_H_

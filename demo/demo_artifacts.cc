@@ -1,4 +1,4 @@
-#include "cli/demo_artifacts.h"
+#include "demo/demo_artifacts.h"
 
 #include <cstdio>
 #include <memory>
@@ -6,6 +6,8 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "check/bundle_check.h"
+#include "check/report_format.h"
 #include "cli/file_io.h"
 #include "cli/progress.h"
 #include "layerproof/v1/audit.grpc.pb.h"
@@ -13,12 +15,13 @@
 #include "store/crypto.h"
 #include "store/envelope.h"
 #include "store/status.h"
-#include "check/bundle_check.h"
-#include "check/report_format.h"
 #include "verifier/report_html.h"
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 namespace {
+
+using cli::ProgressBar;
+using cli::WriteWholeFile;
 
 std::chrono::system_clock::time_point Deadline(int seconds) {
   return std::chrono::system_clock::now() + std::chrono::seconds(seconds);
@@ -183,7 +186,7 @@ void WriteAndCheckEvidence(DemoCluster& cluster,
   if (!log_key.ok()) return Record(o, "evidence", log_key.status());
   trust.log_key = *log_key;
   for (const auto& p : cluster.provers()) {
-    auto key = store::ReadPublicKeyFile(cluster.PublicKeyFile(p->id));
+    auto key = store::ReadPublicKeyFile(cluster.PublicKeyFile(p->prover_id));
     if (!key.ok()) return Record(o, "evidence", key.status());
     trust.prover_keys.push_back(*key);
   }
@@ -223,4 +226,4 @@ void WriteAndCheckEvidence(DemoCluster& cluster,
   }
 }
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo

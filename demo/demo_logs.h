@@ -13,8 +13,8 @@
 // '{"' that starts no log line is passed on at its newline).
 // Thread safety: construct and destroy on one thread; writers to stderr
 // may be any thread. Destruction restores fd 2 and drains what is left.
-#ifndef LAYERPROOF_CLI_DEMO_LOGS_H_
-#define LAYERPROOF_CLI_DEMO_LOGS_H_
+#ifndef LAYERPROOF_DEMO_DEMO_LOGS_H_
+#define LAYERPROOF_DEMO_DEMO_LOGS_H_
 
 #include <atomic>
 #include <cstdio>
@@ -22,7 +22,7 @@
 #include <string>
 #include <thread>
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 
 class NodeLogRedirect {
  public:
@@ -48,6 +48,6 @@ class NodeLogRedirect {
   std::atomic<long> lines_{0};
 };
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo
 
-#endif  // LAYERPROOF_CLI_DEMO_LOGS_H_
+#endif  // LAYERPROOF_DEMO_DEMO_LOGS_H_

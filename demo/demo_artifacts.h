@@ -7,17 +7,17 @@
 // from the output folder, as a third party would). Each step records its
 // result, and any error, in the DemoOutcome; none throws or aborts.
 // Thread safety: one call at a time per DemoOutcome.
-#ifndef LAYERPROOF_CLI_DEMO_ARTIFACTS_H_
-#define LAYERPROOF_CLI_DEMO_ARTIFACTS_H_
+#ifndef LAYERPROOF_DEMO_DEMO_ARTIFACTS_H_
+#define LAYERPROOF_DEMO_DEMO_ARTIFACTS_H_
 
 #include <cstdint>
 #include <string>
 
-#include "cli/demo_cluster.h"
-#include "cli/demo_summary.h"
+#include "demo/demo_cluster.h"
+#include "demo/demo_summary.h"
 #include "kernels/model/engine.h"
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 
 // Audits `request_id` on every layer and records the first diverging one
 // (localised_*); localised_right when it is the tampered layer.
@@ -37,6 +37,6 @@ void WriteAndCheckEvidence(DemoCluster& cluster,
                            const std::string& request_id, uint64_t verdict_leaf,
                            bool quiet, DemoOutcome& outcome);
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo
 
-#endif  // LAYERPROOF_CLI_DEMO_ARTIFACTS_H_
+#endif  // LAYERPROOF_DEMO_DEMO_ARTIFACTS_H_

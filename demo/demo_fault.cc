@@ -1,10 +1,10 @@
-// DEMO-ONLY FAULT (see cli/demo_fault.h): never linked into a code path that
+// DEMO-ONLY FAULT (see demo/demo_fault.h): never linked into a code path that
 // `layerproof serve prover` can reach.
-#include "cli/demo_fault.h"
+#include "demo/demo_fault.h"
 
 #include <cstring>
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 namespace {
 
 class FlipRowsTamper : public prover::RowsTamper {
@@ -42,4 +42,4 @@ std::shared_ptr<prover::ProverFaults> NewDemoLayerTamper(uint32_t layer) {
   return std::make_shared<DemoLayerTamper>(layer);
 }
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo

@@ -1,4 +1,4 @@
-#include "cli/demo_logs.h"
+#include "demo/demo_logs.h"
 
 #include <fcntl.h>
 #include <pty.h>
@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 namespace {
 
 void WriteAll(int fd, const std::string& bytes) {
@@ -127,4 +127,4 @@ void NodeLogRedirect::Pump() {
   if (!json.empty()) WriteAll(original_, json);
 }
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo

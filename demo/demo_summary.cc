@@ -1,4 +1,4 @@
-#include "cli/demo_summary.h"
+#include "demo/demo_summary.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@
 #include "store/envelope.h"
 #include "store/status.h"
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 namespace {
 
 double Choose(uint32_t n, uint32_t k) {
@@ -331,4 +331,4 @@ nlohmann::json DemoSummaryJson(const DemoOutcome& o) {
   };
 }
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo

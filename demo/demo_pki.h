@@ -12,8 +12,8 @@
 // grpcurl takes them as -cacert ca.pem -cert NAME.pem -key NAME.key.
 // Never use this material anywhere but a demo or a test.
 // Thread safety: Create is thread-safe; a DemoPki is an immutable value.
-#ifndef LAYERPROOF_CLI_DEMO_PKI_H_
-#define LAYERPROOF_CLI_DEMO_PKI_H_
+#ifndef LAYERPROOF_DEMO_DEMO_PKI_H_
+#define LAYERPROOF_DEMO_DEMO_PKI_H_
 
 #include <string>
 #include <string_view>
@@ -22,7 +22,7 @@
 #include "absl/status/statusor.h"
 #include "rpc/tls.h"
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 
 struct DemoPkiOptions {
   // The client certificates' common names: letters, digits, '.', '_' or
@@ -64,6 +64,6 @@ class DemoPki {
   std::string server_name_;
 };
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo
 
-#endif  // LAYERPROOF_CLI_DEMO_PKI_H_
+#endif  // LAYERPROOF_DEMO_DEMO_PKI_H_

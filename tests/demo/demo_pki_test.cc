@@ -1,10 +1,10 @@
-// cli/demo_pki.h: the in-process demo CA and certificates complete a
+// demo/demo_pki.h: the in-process demo CA and certificates complete a
 // mutual-TLS handshake with rpc::StartServer and MakeChannel, the client
 // certificate's CN is the identity roles.h sees, and the server is verified
 // both by name (localhost) and by IP (127.0.0.1); a client without a
 // certificate, or with one from another demo CA, is refused at the
 // handshake.
-#include "cli/demo_pki.h"
+#include "demo/demo_pki.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -22,8 +22,8 @@
 namespace layerproof::rpc {
 namespace {
 
-using cli::DemoPki;
-using cli::DemoPkiOptions;
+using demo::DemoPki;
+using demo::DemoPkiOptions;
 using fixture::GetCheckpoint;
 using fixture::LogStub;
 using fixture::TestServer;

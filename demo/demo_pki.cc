@@ -1,4 +1,4 @@
-#include "cli/demo_pki.h"
+#include "demo/demo_pki.h"
 
 #include <openssl/bio.h>
 #include <openssl/bn.h>
@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "store/crypto.h"
 
-namespace layerproof::cli {
+namespace layerproof::demo {
 namespace {
 
 struct PkeyFree {
@@ -287,4 +287,4 @@ rpc::TlsOptions DemoPki::Client(std::string_view name) const {
   return tls;
 }
 
-}  // namespace layerproof::cli
+}  // namespace layerproof::demo
