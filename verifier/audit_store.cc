@@ -204,6 +204,20 @@ absl::StatusOr<std::optional<bool>> AuditStore::AuditOnDemand(
   return std::optional<bool>(on_demand);
 }
 
+absl::StatusOr<uint64_t> AuditStore::CountPending(uint64_t cap) const {
+  rocksdb::ReadOptions read;
+  read.fill_cache = false;
+  std::unique_ptr<rocksdb::Iterator> it(
+      db_->db()->NewIterator(read, db_->family(0)));
+  uint64_t n = 0;
+  for (it->Seek("p/"); it->Valid() && it->key().starts_with("p/") && n < cap;
+       it->Next()) {
+    ++n;
+  }
+  LP_RETURN_IF_ERROR(db_->Check(it->status(), "scan"));
+  return n;
+}
+
 absl::StatusOr<std::vector<v1::AuditRecord>> AuditStore::PendingAudits(
     size_t limit) const {
   std::vector<std::string> seeds;

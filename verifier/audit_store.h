@@ -130,6 +130,9 @@ class AuditStore {
   // every verdict).
   absl::StatusOr<std::optional<bool>> AuditOnDemand(
       std::string_view audit_seed) const;
+  // How many audits are not yet done (queued, running, waiting for a retry
+  // or for a worker), at most `cap`: a scan of keys only, for a gauge.
+  absl::StatusOr<uint64_t> CountPending(uint64_t cap) const;
   // The audits not yet done, oldest first, at most `limit` of them.
   absl::StatusOr<std::vector<v1::AuditRecord>> PendingAudits(
       size_t limit = SIZE_MAX) const;

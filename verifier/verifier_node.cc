@@ -319,6 +319,19 @@ void VerifierNode::AddSampledMetrics() {
           const VerifierCounters c = counters();
           return double(c.audits_queued + c.audits_running);
         });
+  // The signal that every drawn audit has its verdict (e.g. before a spec
+  // upgrade, docs/operations.md): the backlog above misses audits waiting
+  // for a retry.
+  m.Add("layerproof_audits_pending",
+        "Audits without a verdict yet: queued, running, or waiting for a "
+        "retry or a worker (counted up to 1000000).",
+        Type::kGauge, [this] {
+          // NaN, not 0, when it cannot be read: 0 would say "all done".
+          absl::StatusOr<internal::Dbs> db = dbs_->Get();
+          if (!db.ok()) return std::numeric_limits<double>::quiet_NaN();
+          absl::StatusOr<uint64_t> n = db->store->CountPending(1000000);
+          return n.ok() ? double(*n) : std::numeric_limits<double>::quiet_NaN();
+        });
   m.Add("layerproof_audit_leases",
         "With remote auditors: audits posted for workers, by state.",
         Type::kGauge, rpc::SampledMetrics::Sampler([this] {

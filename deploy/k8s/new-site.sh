@@ -4,8 +4,12 @@
 # Secrets and ConfigMaps the base mounts (docs/operations.md "Kubernetes").
 #
 # usage: deploy/k8s/new-site.sh DIR [--overlay cpu|gpu|cert-manager]
-#          [--layerproof BIN] [--audit-rate A] [--san NAME]...
-#   DIR          where to write it (created; must not hold a site already)
+#          [--image REPO/NAME:TAG] [--layerproof BIN] [--audit-rate A]
+#          [--san NAME]...
+#   DIR          where to write it (created; must not hold a site already;
+#                not inside this repository unless git ignores it)
+#   --image      the image your nodes pull (pushed to your registry; the
+#                gpu overlay's prover gets the same name with -cuda)
 #   --overlay    the overlay it builds on (default cpu); with cert-manager
 #                the TLS certificates are cert-manager's, not made here
 #   --layerproof the binary that makes the Ed25519 signing keys
@@ -21,13 +25,14 @@
 # auditor (client), each common name as base/config/roles.json grants it.
 set -euo pipefail
 
-usage() { sed -n '5,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '5,20p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-dir=""; overlay=cpu; bin=layerproof; audit_rate=""; sans=()
+dir=""; overlay=cpu; bin=layerproof; audit_rate=""; image=""; sans=()
 while (($#)); do
   case "$1" in
     --overlay) overlay="${2:?}"; shift 2 ;;
     --layerproof) bin="${2:?}"; shift 2 ;;
+    --image) image="${2:?}"; shift 2 ;;
     --audit-rate) audit_rate="${2:?}"; shift 2 ;;
     --san) sans+=("${2:?}"); shift 2 ;;
     -h|--help) usage ;;
@@ -45,8 +50,15 @@ if [[ -e "$dir/kustomization.yaml" ]]; then
   echo "new-site.sh: $dir/kustomization.yaml exists; not overwriting a site" >&2
   exit 1
 fi
+dir="$(realpath -m "$dir")"
+# Private keys must not land in the repository (or a Docker build context).
+repo="$(cd "$here/../.." && pwd)"
+if [[ "$dir/" == "$repo/"* ]] && ! git -C "$repo" check-ignore -q "$dir" 2>/dev/null; then
+  echo "new-site.sh: $dir is inside the repository and not ignored by git;" \
+    "write the site elsewhere (it holds private keys)" >&2
+  exit 2
+fi
 mkdir -p "$dir/files"
-dir="$(cd "$dir" && pwd)"
 files="$dir/files"
 umask 077
 
@@ -122,6 +134,20 @@ if [[ -n "$audit_rate" ]]; then
 "
 fi
 
+images=""
+if [[ -n "$image" ]]; then
+  name="${image%:*}"; tag="${image##*:}"
+  [[ "$name" != "$image" ]] || tag=0.1.0
+  images="images:
+- name: layerproof
+  newName: $name
+  newTag: $tag
+- name: layerproof-cuda
+  newName: $name-cuda
+  newTag: $tag
+"
+fi
+
 base="$(realpath --relative-to="$dir" "$here/overlays/$overlay")"
 cat > "$dir/kustomization.yaml" <<YAML
 # A LayerProof site on the $overlay overlay, written by new-site.sh.
@@ -131,6 +157,7 @@ kind: Kustomization
 namespace: layerproof
 bases:
 - $base
+$images
 configMapGenerator:
 - name: layerproof-provers
   files:

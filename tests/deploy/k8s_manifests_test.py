@@ -18,7 +18,10 @@ What a cluster would do and this does by hand: cluster DNS (a Service's
 name and port become the selected pod's port on loopback; certificates
 carry `localhost` for that, new-site.sh --san), port allocation (each
 containerPort gets a free port), volume mounts (paths under a mountPath are
-rewritten to a directory holding the volume's files), and $(VAR) expansion.
+rewritten to a directory holding the volume's files, owned and moded as
+the kubelet does it, fsGroup included), $(VAR) expansion, and the pod's
+user: run as root, the test starts every process and probe under the
+pod's runAsUser, runAsGroup and fsGroup (setpriv), in /.
 
 usage: k8s_manifests_test.py --layerproof BIN --repo DIR --work DIR
 """
@@ -33,6 +36,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -105,14 +109,30 @@ def check_common(docs, overlay):
     hpa = by_name(docs, "HorizontalPodAutoscaler", "layerproof-auditor")
     check(hpa["spec"]["scaleTargetRef"]["name"] == "layerproof-auditor",
           f"{overlay}: the HPA scales the auditors")
-    metrics = [m["object"]["metric"]["name"] for m in hpa["spec"]["metrics"]]
-    check(metrics == ["layerproof_audit_backlog"],
-          f"{overlay}: the HPA follows the audit backlog, got {metrics}")
+    metrics = [(m["type"], m["object"]["describedObject"]["kind"],
+                m["object"]["describedObject"]["name"],
+                m["object"]["metric"]["name"]) for m in hpa["spec"]["metrics"]]
+    check(metrics == [("Object", "Service", "layerproof-verifier",
+                       "layerproof_audit_backlog")],
+          f"{overlay}: the HPA follows the verifier's audit backlog, got "
+          f"{metrics}")
+    check("replicas" not in by_name(docs, "Deployment",
+                                    "layerproof-auditor")["spec"],
+          f"{overlay}: the HPA, not the Deployment, owns the auditor count")
     for workload in objects(docs, "StatefulSet") + objects(docs, "Deployment"):
         spec = pod_spec(workload)
         name = workload["metadata"]["name"]
         check(spec["securityContext"].get("runAsNonRoot") is True,
               f"{overlay}: {name} must run as non-root")
+        # A Secret file only its owner (root) may read needs fsGroup to be
+        # readable by the pod's user (the kubelet then adds group read).
+        for v in spec["volumes"]:
+            if "secret" in v and not v["secret"].get("defaultMode",
+                                                    0o644) & 0o044:
+                check("fsGroup" in spec["securityContext"],
+                      f"{overlay}: {name} cannot read Secret volume "
+                      f"{v['name']} (mode 0{v['secret']['defaultMode']:o}, "
+                      "no fsGroup)")
         for c in spec.get("initContainers", []) + spec["containers"]:
             sc = c.get("securityContext", {})
             check(sc.get("readOnlyRootFilesystem") is True and
@@ -121,6 +141,9 @@ def check_common(docs, overlay):
                   "privilege escalation")
     check(len(objects(docs, "NetworkPolicy")) >= 4,
           f"{overlay}: NetworkPolicies missing")
+    # allowed() below evaluates matchLabels only.
+    check("matchExpressions" not in json.dumps(objects(docs, "NetworkPolicy")),
+          f"{overlay}: matchExpressions in a NetworkPolicy: extend allowed()")
 
 
 def check_overlays(repo):
@@ -190,13 +213,25 @@ class Pod:
                     self.port_names[p["name"]] = p["containerPort"]
         self.volumes = {}  # volume name -> host directory
         self.processes = []
+        security = self.spec.get("securityContext", {})
+        self.uid = security.get("runAsUser", 0)
+        self.gid = security.get("runAsGroup", self.uid)
+        self.fs_group = security.get("fsGroup")
 
 
 class LocalCluster:
-    def __init__(self, docs, binary, work):
+    def __init__(self, docs, binary, work, root):
         self.docs = docs
-        self.binary = binary
         self.work = work
+        # Volumes and the binary live under `root`, a directory every uid
+        # can traverse (the pods' users are not root).
+        self.root = root
+        os.chmod(root, 0o755)
+        os.makedirs(os.path.join(root, "bin"))
+        self.binary = os.path.join(root, "bin", "layerproof")
+        shutil.copy(binary, self.binary)
+        os.chmod(self.binary, 0o755)
+        self.as_root = os.geteuid() == 0
         self.pods = []
         for w in objects(docs, "StatefulSet"):
             self.pods.append(Pod(w, w["metadata"]["name"] + "-0"))
@@ -267,24 +302,43 @@ class LocalCluster:
                 out[m["mountPath"]] = pod.volumes[m["name"]]
         return out
 
+    def own(self, path, pod, mode, directory=False):
+        """Ownership and mode as the kubelet leaves them: root, with group
+        fsGroup and group read (or read-write for writable volumes) added
+        when the pod has one."""
+        if not self.as_root:
+            return
+        group = pod.fs_group if pod.fs_group is not None else 0
+        if pod.fs_group is not None:
+            mode |= 0o2070 if directory else 0o040
+        os.chown(path, 0, group)
+        os.chmod(path, mode)
+
     def materialise_volumes(self, pod):
-        root = os.path.join(self.work, "pods", pod.name)
+        root = os.path.join(self.root, "pods", pod.name)
         claims = {t["metadata"]["name"]
                   for t in pod.workload["spec"].get("volumeClaimTemplates", [])}
         for claim in claims:
-            pod.volumes[claim] = os.path.join(self.work, "pvc",
+            pod.volumes[claim] = os.path.join(self.root, "pvc",
                                               f"{claim}-{pod.name}")
             os.makedirs(pod.volumes[claim], exist_ok=True)
+            self.own(pod.volumes[claim], pod, 0o755, directory=True)
         for v in pod.spec["volumes"]:
             host = os.path.join(root, "volumes", v["name"])
             os.makedirs(host, exist_ok=True)
+            os.chmod(os.path.join(root, "volumes"), 0o755)
+            os.chmod(root, 0o755)
+            os.chmod(os.path.join(self.root, "pods"), 0o755)
             pod.volumes[v["name"]] = host
+            self.own(host, pod, 0o755, directory=True)
             if "configMap" in v:
                 cm = by_name(self.docs, "ConfigMap", v["configMap"]["name"])
                 for key, value in cm.get("data", {}).items():
                     # Addresses in config files resolve as cluster DNS would.
                     with open(os.path.join(host, key), "w") as f:
                         f.write(self.rewrite(value, pod, paths=False))
+                    self.own(os.path.join(host, key), pod,
+                             v["configMap"].get("defaultMode", 0o644))
             elif "secret" in v:
                 secret = by_name(self.docs, "Secret", v["secret"]["secretName"])
                 mode = v["secret"].get("defaultMode", 0o644)
@@ -293,15 +347,19 @@ class LocalCluster:
                     with open(path, "wb") as f:
                         f.write(base64.b64decode(value))
                     os.chmod(path, mode)
+                    self.own(path, pod, mode)
             elif "persistentVolumeClaim" in v:
                 claim = v["persistentVolumeClaim"]["claimName"]
                 by_name(self.docs, "PersistentVolumeClaim", claim)
                 os.rmdir(host)
-                pod.volumes[v["name"]] = os.path.join(self.work, "pvc", claim)
+                pod.volumes[v["name"]] = os.path.join(self.root, "pvc", claim)
                 os.makedirs(pod.volumes[v["name"]], exist_ok=True)
+                self.own(pod.volumes[v["name"]], pod, 0o755, directory=True)
             else:
                 check("emptyDir" in v,
                       f"{pod.name}: volume {v['name']}: unsupported kind")
+                if self.as_root:
+                    os.chmod(host, 0o777)  # the kubelet's emptyDir mode
 
     def environment(self, pod, c):
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
@@ -332,13 +390,19 @@ class LocalCluster:
             return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
                           lambda m: "$" if m.group(0) == "$$"
                           else env.get(m.group(1), m.group(0)), arg)
-        return [self.rewrite(expand(a), pod, source=pod) for a in argv]
+        argv = [self.rewrite(expand(a), pod, source=pod) for a in argv]
+        if not self.as_root:
+            return argv
+        groups = (f"--groups={pod.fs_group}" if pod.fs_group is not None
+                  else "--clear-groups")
+        return ["setpriv", f"--reuid={pod.uid}", f"--regid={pod.gid}",
+                groups, "--"] + argv
 
     def probe(self, pod, c, probe):
         if "exec" in probe:
             argv = self.command(pod, c, probe["exec"]["command"],
                                 self.environment(pod, c))
-            return subprocess.run(argv, capture_output=True,
+            return subprocess.run(argv, capture_output=True, cwd="/",
                                   timeout=30).returncode == 0
         get = probe["httpGet"]
         port = get["port"]
@@ -359,7 +423,7 @@ class LocalCluster:
             env = self.environment(pod, c)
             argv = self.command(pod, c, c["command"] + c.get("args", []), env)
             out = subprocess.run(argv, env=env, capture_output=True, text=True,
-                                 timeout=600)
+                                 cwd="/", timeout=600)
             check(out.returncode == 0,
                   f"{pod.name}: init container {c['name']} failed:\n"
                   f"{out.stderr}")
@@ -368,7 +432,8 @@ class LocalCluster:
             argv = self.command(pod, c, c["command"] + c.get("args", []), env)
             log = open(os.path.join(logs, f"{pod.name}.{c['name']}.log"), "w")
             pod.processes.append((c, subprocess.Popen(
-                argv, env=env, stdout=log, stderr=subprocess.STDOUT)))
+                argv, env=env, stdout=log, stderr=subprocess.STDOUT,
+                cwd="/")))
         deadline = time.time() + 120
         for c, process in pod.processes:
             probe = c.get("readinessProbe")
@@ -561,6 +626,7 @@ def main():
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     cluster = None
+    root = None
     try:
         print("overlays:")
         check_overlays(args.repo)
@@ -570,7 +636,11 @@ def main():
              "--layerproof", binary, "--audit-rate", "1", "--san",
              "localhost"], check=True, stdout=subprocess.DEVNULL)
         print("site on the cpu overlay, run locally:")
-        cluster = LocalCluster(render(site), binary, args.work)
+        if os.geteuid() != 0:
+            print("  (not root: the processes run as this user, not the "
+                  "pods' runAsUser)")
+        root = tempfile.mkdtemp(prefix="lp-k8s-")
+        cluster = LocalCluster(render(site), binary, args.work, root)
         for component in ("verifier", "prover", "auditor"):
             cluster.start(cluster.pod(component))
         chat(cluster, site, binary, args.work)
@@ -592,6 +662,8 @@ def main():
     finally:
         if cluster is not None:
             cluster.stop()
+        if root is not None:
+            shutil.rmtree(root, ignore_errors=True)
     print("PASS")
     return 0
 

@@ -145,6 +145,8 @@ TEST(AuditStoreTest, PendingSetVerdictIndexAndReopen) {
     ASSERT_TRUE(pending.ok());
     ASSERT_EQ(pending->size(), 2u);
     EXPECT_EQ((*pending)[0].audit_seed(), b.audit_seed());  // oldest first
+    EXPECT_EQ(*(*store)->CountPending(100), 2u);
+    EXPECT_EQ(*(*store)->CountPending(1), 1u);  // capped
     b.set_done(true);
     v1::VerdictIndexEntry e;
     e.set_request_id(a.request_id());
@@ -165,6 +167,7 @@ TEST(AuditStoreTest, PendingSetVerdictIndexAndReopen) {
   ASSERT_TRUE(pending.ok());
   ASSERT_EQ(pending->size(), 1u);
   EXPECT_EQ((*pending)[0].audit_seed(), std::string(32, 'a'));
+  EXPECT_EQ(*(*store)->CountPending(100), 1u);  // the done one left the set
   EXPECT_EQ(*(*store)->VerdictsOf(std::string(16, 'r')),
             (std::vector<uint64_t>{9, 12}));
   VerdictFilter f;
