@@ -18,7 +18,7 @@ int RunServe(const std::vector<std::string>& args);  // cli/serve_commands.cc
 // (docs/formats.md).
 int RunVerifyBundle(const std::vector<std::string>& args);  // verify_bundle.cc
 int RunReport(const std::vector<std::string>& args);  // cli/report_command.cc
-int RunDemo(const std::vector<std::string>& args);    // cli/demo.cc
+int RunDemo(const std::vector<std::string>& args);    // cli/demo.cc (demo/)
 // A checked Generate against a remote prover, and the same check on a
 // saved receipt: exit 0 verified, 1 a check failed, 2 usage or bad input,
 // 3 the call failed, 4 a promise still pending (cli/client_commands.cc).

@@ -1,6 +1,6 @@
 // The cheating provers the integration tests share, injected through the
 // test-only hooks of prover/internal/prover_faults.h (docs/protocol.md
-// "Cheating"). Test code only: cli/demo_fault.h is the product's one
+// "Cheating"). Test code only: demo/demo_fault.h is the product's one
 // DEMO-ONLY fault. Thread safety: see ProverFaults.
 #ifndef LAYERPROOF_TESTS_INTEGRATION_TEST_FAULTS_H_
 #define LAYERPROOF_TESTS_INTEGRATION_TEST_FAULTS_H_

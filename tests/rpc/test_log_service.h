@@ -1,5 +1,5 @@
 // A small Log service and the client calls the rpc/ tests make to it
-// (tests/rpc/rpc_test.cc, tests/rpc/demo_pki_test.cc): a server on
+// (tests/rpc/rpc_test.cc, tests/demo/demo_pki_test.cc): a server on
 // 127.0.0.1:0 whose GetCheckpoint needs the auditor role and answers with
 // the caller's certificate CN. Thread safety: the service's handlers may run
 // concurrently; the rest is for one test thread.
