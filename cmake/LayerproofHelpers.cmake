@@ -33,7 +33,13 @@ function(layerproof_library)
 endfunction()
 
 function(layerproof_test)
-  cmake_parse_arguments(LP "" "NAME;QEMU_SKIP" "SRCS;DEPS;LABELS" ${ARGN})
+  # SLOW and QEMU_SKIP: gtest filters (e.g. "Suite.Exhaustive*:Other.*") of
+  # tests registered apart, labelled `slow` (exhaustive sweeps that take
+  # minutes: scripts/test-slow.sh runs them, the default suite does not) or
+  # `qemu_skip` (too slow under qemu-user). Each registration carries one
+  # label only: a list-valued LABELS does not survive gtest_discover_tests'
+  # argument passing.
+  cmake_parse_arguments(LP "" "NAME;QEMU_SKIP;SLOW" "SRCS;DEPS;LABELS" ${ARGN})
   add_executable(${LP_NAME} ${LP_SRCS})
   layerproof_apply_flags(${LP_NAME})
   target_link_libraries(${LP_NAME} PRIVATE ${LP_DEPS} GTest::gtest GTest::gmock GTest::gtest_main)
@@ -46,13 +52,20 @@ function(layerproof_test)
   else()
     set(discovery DISCOVERY_TIMEOUT 60)
   endif()
+  set(apart "")
+  if(LP_SLOW)
+    gtest_discover_tests(${LP_NAME} ${discovery} TEST_FILTER "${LP_SLOW}"
+      PROPERTIES LABELS slow TIMEOUT 3600)
+    list(APPEND apart "${LP_SLOW}")
+  endif()
   if(LP_QEMU_SKIP)
-    # Two disjoint registrations of one binary: the slow tests, labelled
-    # qemu_skip only (a list-valued LABELS does not survive
-    # gtest_discover_tests' argument passing), and the rest.
     gtest_discover_tests(${LP_NAME} ${discovery} TEST_FILTER "${LP_QEMU_SKIP}"
       PROPERTIES LABELS qemu_skip)
-    gtest_discover_tests(${LP_NAME} ${discovery} TEST_FILTER "-${LP_QEMU_SKIP}"
+    list(APPEND apart "${LP_QEMU_SKIP}")
+  endif()
+  if(apart)
+    list(JOIN apart ":" excluded)
+    gtest_discover_tests(${LP_NAME} ${discovery} TEST_FILTER "-${excluded}"
       PROPERTIES LABELS "${LP_LABELS}")
   else()
     gtest_discover_tests(${LP_NAME} ${discovery} PROPERTIES LABELS "${LP_LABELS}")

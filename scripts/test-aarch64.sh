@@ -58,7 +58,7 @@ cmake --build "$build" --parallel "$jobs"
 # fails the stage.
 run_ctest_once() {
   ctest --test-dir "$build" --output-on-failure --no-tests=error \
-    --parallel "$jobs" --label-exclude '^qemu_skip$' "$@"
+    --parallel "$jobs" --label-exclude '^(qemu_skip|slow)$' "$@"
 }
 run_ctest() {
   local log rc=0

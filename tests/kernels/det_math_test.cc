@@ -142,8 +142,9 @@ TEST(ExpFTest, ErrorDenseSweep) {
   EXPECT_LT(nontrivial.over_half, nontrivial.count * 3 / 100);
 }
 
-// Reproduces the exhaustive number in docs/det_math.md (about a minute).
-TEST(ExpFTest, DISABLED_ErrorAllFloats) {
+// Reproduces the exhaustive number in docs/det_math.md (about a minute;
+// label `slow`: scripts/test-slow.sh).
+TEST(ExpFTest, ExhaustiveErrorAllFloats) {
   ErrorStats all;
   for (uint64_t u = 0; u <= 0xFFFFFFFFu; ++u) {
     const float x = FloatFromBits(static_cast<uint32_t>(u));

@@ -4,8 +4,9 @@
 //
 // The default tests walk a strided subset of all 2^32 bit patterns plus every
 // pattern of the subnormal-result and overflow ranges and a list of special
-// values; DISABLED_ExhaustiveAllFloats walks every pattern (run it with
-// --gtest_also_run_disabled_tests after touching ExpF or a port).
+// values; ExhaustiveAllFloats walks every pattern (label `slow`, not in
+// the default suite: scripts/test-slow.sh runs it; run it after touching
+// ExpF or a port).
 //
 // x86: this file is compiled without ISA flags; the per-ISA loops carry
 // __attribute__((target(...))) like the kernels they call, and run only
@@ -192,8 +193,9 @@ TEST(ExpSimdTest, StridedSweepMatchesScalar) {
   if (!skipped.empty()) std::printf("[ skipped  ] ports:%s\n", skipped.c_str());
 }
 
-// Every one of the 2^32 patterns, for each port the CPU runs. Minutes.
-TEST(ExpSimdTest, DISABLED_ExhaustiveAllFloats) {
+// Every one of the 2^32 patterns, for each port the CPU runs. Minutes
+// (label `slow`).
+TEST(ExpSimdTest, ExhaustiveAllFloats) {
   std::string skipped;
   const std::vector<Port> ports = RunnablePorts(&skipped);
   if (ports.empty()) GTEST_SKIP() << "CPU lacks every port:" << skipped;
