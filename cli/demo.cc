@@ -35,6 +35,11 @@ constexpr char kDemoUsage[] =
     "  --max-new-tokens N     tokens per request (24)\n"
     "  --audit-rate A         fraction of commitments audited (0.3)\n"
     "  --layers-per-audit S   blocks re-executed per audit (4)\n"
+    "  --audit-seed TEXT      draw the audits from TEXT, not fresh "
+    "randomness,\n"
+    "                         so that a run is reproducible (a real verifier\n"
+    "                         never does: predictable draws let a prover\n"
+    "                         know which requests escape audit)\n"
     "  --tamper-layer L       the block prover-2 tampers with, 1..layers-1 "
     "(3)\n"
     "  --threads N            kernel threads (0: the backend's default)\n"
@@ -61,7 +66,7 @@ int RunDemo(const std::vector<std::string>& args) {
   Flags flags(
       {"--out", "--model", "--requests", "--concurrency", "--max-new-tokens",
        "--audit-rate", "--layers-per-audit", "--tamper-layer", "--threads",
-       "--backend", "--verifier-backend", "--quant"},
+       "--backend", "--verifier-backend", "--quant", "--audit-seed"},
       {"--keep-running", "--json", "--help"});
   std::string error;
   if (!flags.Parse(args, &error)) return DemoUsage(error);
@@ -108,6 +113,7 @@ int RunDemo(const std::vector<std::string>& args) {
   config.max_new_tokens = static_cast<uint32_t>(*max_new);
   config.audit_rate = *rate;
   config.layers_per_audit = static_cast<uint32_t>(*layers);
+  config.audit_seed = flags.Get("--audit-seed");
   config.tamper_layer = static_cast<uint32_t>(*tamper);
   config.threads = static_cast<int>(*threads);
   config.backend = flags.Get("--backend");

@@ -156,6 +156,7 @@ int RunDemo(const DemoConfig& config,
   copts.verifier_engine = loaded->engine.get();
   copts.backend = *prover_backend;
   copts.policy = {config.audit_rate, o.layers_per_audit};
+  copts.audit_seed = config.audit_seed;
   copts.tamper_layer = o.tamper_layer;
   copts.max_new_tokens = config.max_new_tokens;
   ProgressBar nodes_bar("starting nodes", 4, "", quiet);

@@ -34,6 +34,9 @@ struct DemoConfig {
   uint32_t max_new_tokens = 24;
   double audit_rate = 0.3;  // in (0, 1]
   uint32_t layers_per_audit = 4;
+  // Seeds the verifier's audit draws (verifier::SeededAuditSeeds) so that a
+  // run is reproducible; empty: fresh randomness, as a real verifier draws.
+  std::string audit_seed;
   // The block prover-2 tampers with; checked against the model (1..L-1).
   uint32_t tamper_layer = 3;
   int threads = 0;  // kernel threads; 0: the backend's default

@@ -90,6 +90,9 @@ absl::Status DemoCluster::StartVerifier() {
   v.engine = options_.verifier_engine;
   v.db_dir = options_.out_dir + "/verifier-db";
   v.policy = options_.policy;
+  if (!options_.audit_seed.empty()) {
+    v.audit_seeds = verifier::SeededAuditSeeds(options_.audit_seed);
+  }
   v.audit_threads = options_.audit_threads;
   v.opening_timeout = absl::Seconds(30);
   v.roles = roles_;

@@ -50,6 +50,8 @@ struct DemoClusterOptions {
   // The backend the provers' executors run on.
   kernels::Backend* backend = nullptr;
   verifier::AuditPolicy policy;
+  // Non-empty: the key of reproducible audit draws (DemoConfig::audit_seed).
+  std::string audit_seed;
   int audit_threads = 2;
   // The block whose output prover-2 tampers with (demo/demo_fault.h).
   uint32_t tamper_layer = 3;

@@ -23,10 +23,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <memory>
 #include <numeric>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "store/crypto.h"
 
 namespace layerproof::verifier {
@@ -98,6 +102,28 @@ AuditDraw DrawAudit(const std::string& audit_seed, const AuditPolicy& policy,
   draw.layers.assign(perm.begin(), perm.begin() + s);
   std::sort(draw.layers.begin(), draw.layers.end());
   return draw;
+}
+
+AuditSeedSource SeededAuditSeeds(std::string key) {
+  struct State {
+    absl::Mutex mu;
+    std::map<std::string, uint64_t, std::less<>> next ABSL_GUARDED_BY(mu);
+  };
+  auto state = std::make_shared<State>();
+  return [key = std::move(key),
+          state](std::string_view prover_id) -> absl::StatusOr<std::string> {
+    uint64_t n = 0;
+    {
+      absl::MutexLock lock(&state->mu);
+      n = state->next[std::string(prover_id)]++;
+    }
+    std::string message = key;
+    message.append(prover_id);
+    message.push_back('\0');
+    for (int i = 0; i < 8; ++i) message.push_back(char((n >> (8 * i)) & 0xFF));
+    const store::Sha256Hash h = store::Sha256Hasher::Digest(message);
+    return std::string(h.begin(), h.end());
+  };
 }
 
 absl::StatusOr<std::string> FreshAuditSeed() {

@@ -16,7 +16,9 @@
 #define LAYERPROOF_VERIFIER_AUDIT_POLICY_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -46,6 +48,20 @@ AuditDraw DrawAudit(const std::string& audit_seed, const AuditPolicy& policy,
 
 // 32 bytes from the operating system's CSPRNG (OpenSSL RAND_bytes).
 absl::StatusOr<std::string> FreshAuditSeed();
+
+// Where the policy's audit seeds come from, one call per logged
+// commitment, with the commitment's prover id. A real verifier uses
+// FreshAuditSeed only: a seed a prover can predict tells it which of its
+// requests escape audit.
+using AuditSeedSource =
+    std::function<absl::StatusOr<std::string>(std::string_view prover_id)>;
+
+// A reproducible source, for tests and `layerproof demo --audit-seed`: the
+// n-th seed (n = 0, 1, ...) for a prover is SHA-256(key ‖ prover_id ‖ 0 ‖
+// u64le(n)), a counter per prover, so which draws a prover's commitments
+// get does not depend on how its requests interleave with other provers'.
+// Thread-safe.
+AuditSeedSource SeededAuditSeeds(std::string key);
 
 }  // namespace layerproof::verifier
 

@@ -123,7 +123,10 @@ absl::Status AuditScheduler::CatchUp() {
         batch.PutCommitment(c->request_id(), i);
         new_commitments[c->request_id()] = i;
         ++added.commitments_indexed;
-        LP_ASSIGN_OR_RETURN(std::string seed, FreshAuditSeed());
+        LP_ASSIGN_OR_RETURN(std::string seed,
+                            options_.draw_seed
+                                ? options_.draw_seed(c->prover_id())
+                                : FreshAuditSeed());
         AuditDraw draw = DrawAudit(seed, options_.policy, options_.num_layers);
         if (!draw.audit) continue;
         v1::AuditRecord record;

@@ -106,6 +106,8 @@ struct AuditSchedulerOptions {
   // them there (audit_leases.h) instead of in this process; must outlive
   // the scheduler. The verdict is signed and logged here either way.
   AuditLeases* leases = nullptr;
+  // The policy's draws (audit_policy.h); FreshAuditSeed when empty.
+  AuditSeedSource draw_seed;
 };
 
 struct AuditCounters {

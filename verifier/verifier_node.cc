@@ -163,6 +163,7 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
   scheduler_options.verifier_id = options.verifier_id;
   scheduler_options.key = options.key;
   scheduler_options.policy = options.policy;
+  scheduler_options.draw_seed = options.audit_seeds;
   scheduler_options.num_layers = num_layers;
   scheduler_options.audit_threads = options.audit_threads;
   scheduler_options.opening_timeout = options.opening_timeout;

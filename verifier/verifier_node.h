@@ -82,6 +82,9 @@ struct VerifierOptions {
   // TLS of its Opening service (LoadProverRegistry).
   std::vector<ProverRegistration> provers;
   AuditPolicy policy;
+  // The policy's audit seeds: FreshAuditSeed when empty, the only choice
+  // for a real verifier (audit_policy.h); tests and the demo may seed them.
+  AuditSeedSource audit_seeds;
   // Audit worker threads (re-executions running at once), 1..256.
   int audit_threads = 2;
   // Re-execute audits in auditor workers (`serve auditor`, AuditWork:

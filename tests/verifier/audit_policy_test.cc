@@ -155,6 +155,26 @@ TEST(AuditPolicyTest, MatchesTheDocumentedDerivation) {
   }
 }
 
+// The reproducible source: SHA-256(key ‖ prover ‖ 0 ‖ u64le(n)), a counter
+// per prover (the expected bytes computed independently, with Python's
+// hashlib), so a prover's draws do not depend on the other provers'.
+TEST(AuditPolicyTest, SeededAuditSeedsAreACounterPerProver) {
+  AuditSeedSource seeds = SeededAuditSeeds("k");
+  const auto hex = [](const absl::StatusOr<std::string>& s) {
+    EXPECT_TRUE(s.ok());
+    return store::HexEncode(store::AsBytes(*s));
+  };
+  EXPECT_EQ(hex(seeds("p")),
+            "1fb1567ee78c415524ed25eaeec489a6fb794a697881451e199b1e27a9ee85be");
+  const std::string other_first = hex(seeds("q"));  // interleaved
+  EXPECT_EQ(hex(seeds("p")),
+            "1a8b0c86ddd219aa3d659048e71a810f979a8b19af08f04800376587c8e4f324");
+  AuditSeedSource again = SeededAuditSeeds("k");
+  EXPECT_EQ(hex(again("q")), other_first);
+  EXPECT_NE(hex(SeededAuditSeeds("k2")("p")),
+            "1fb1567ee78c415524ed25eaeec489a6fb794a697881451e199b1e27a9ee85be");
+}
+
 TEST(AuditPolicyTest, ASeedOfTheWrongLengthNeverAudits) {
   EXPECT_FALSE(DrawAudit(std::string(31, 'a'), Policy(1.0, 1), 4).audit);
   EXPECT_FALSE(DrawAudit("", Policy(1.0, 1), 4).audit);
