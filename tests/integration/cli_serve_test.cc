@@ -33,10 +33,11 @@ std::unique_ptr<typename Service::Stub> Stub(const std::string& address,
   return Service::NewStub(*channel);
 }
 
-TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
-  const TestCerts& certs = TestCerts::Get();
-  ASSERT_TRUE(certs.ok());
-  Cluster cluster;  // only for its model and temp dir
+// The files `serve` reads, in the cluster's root: the key pairs prover.*
+// (a new one) and verifier.* (the cluster's), and provers.json registering
+// prover-1 with its Opening service at `opening_address`.
+void WriteNodeFiles(const Cluster& cluster,
+                    const std::string& opening_address) {
   const std::string root = cluster.root();
   auto prover_key = store::Ed25519PrivateKey::Generate();
   ASSERT_TRUE(prover_key.ok());
@@ -44,15 +45,23 @@ TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
   ASSERT_TRUE(
       store::WriteKeyPair(cluster.verifier_private_key(), root + "/verifier")
           .ok());
+  std::ofstream(root + "/provers.json")
+      << R"({"provers": [{"id": "prover-1", "public_key_file": "prover.pub",
+             "opening_address": ")"
+      << opening_address << R"("}]})";
+}
+
+TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
+  const TestCerts& certs = TestCerts::Get();
+  ASSERT_TRUE(certs.ok());
+  Cluster cluster;  // only for its model and temp dir
+  const std::string root = cluster.root();
   std::ofstream(root + "/roles.json")
       << R"({"prover-1": ["prover"], "verifier-1": ["auditor"],
              "auditor-1": ["auditor"], "client-1": ["client"]})";
   const int prover_port = ReservePort();
   const std::string prover_address = "127.0.0.1:" + std::to_string(prover_port);
-  std::ofstream(root + "/provers.json")
-      << R"({"provers": [{"id": "prover-1", "public_key_file": "prover.pub",
-             "opening_address": ")"
-      << prover_address << R"("}]})";
+  ASSERT_NO_FATAL_FAILURE(WriteNodeFiles(cluster, prover_address));
   const std::vector<std::string> server_tls = {
       "--tls-cert", certs.Pem("server"), "--tls-key",   certs.Key("server"),
       "--tls-ca",   certs.Pem("ca"),     "--roles",     root + "/roles.json",
@@ -259,17 +268,8 @@ TEST(ServeCommands, ProverAndVerifierOverMutualTls) {
 TEST(ServeCommands, SplitListenersServeEachRestrictedCallOnlyOnItsOwn) {
   Cluster cluster;  // only for its model and temp dir
   const std::string root = cluster.root();
-  auto prover_key = store::Ed25519PrivateKey::Generate();
-  ASSERT_TRUE(prover_key.ok());
-  ASSERT_TRUE(store::WriteKeyPair(*prover_key, root + "/prover").ok());
-  ASSERT_TRUE(
-      store::WriteKeyPair(cluster.verifier_private_key(), root + "/verifier")
-          .ok());
   const std::string opening = "127.0.0.1:" + std::to_string(ReservePort());
-  std::ofstream(root + "/provers.json")
-      << R"({"provers": [{"id": "prover-1", "public_key_file": "prover.pub",
-             "opening_address": ")"
-      << opening << R"("}]})";
+  ASSERT_NO_FATAL_FAILURE(WriteNodeFiles(cluster, opening));
   NodeProcess verifier({"serve",
                         "verifier",
                         "--insecure",

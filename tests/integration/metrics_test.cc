@@ -212,6 +212,8 @@ TEST(Metrics, PrometheusScrapesEveryNodeUnderLoad) {
                          [](double v) { return v == 5; }));
   EXPECT_TRUE(Eventually(prom_port, "layerproof_audit_backlog",
                          [](double v) { return v == 0; }));
+  EXPECT_TRUE(Eventually(prom_port, "layerproof_audits_pending",
+                         [](double v) { return v == 0; }));
   EXPECT_TRUE(
       Eventually(prom_port, "layerproof_audit_opening_bytes_total", positive));
   EXPECT_TRUE(Eventually(prom_port,
