@@ -395,6 +395,9 @@ TEST(ServeCommands, PlaintextNeedsInsecureAndUsageErrorsExitTwo) {
             2);
   EXPECT_FALSE(std::filesystem::exists(cluster.root() + "/j"));
   EXPECT_EQ(run("serve verifier --model x"), 2);
+  // Audit draws are never seedable in a served verifier (only the demo's
+  // are): predictable seeds would tell a prover what escapes audit.
+  EXPECT_EQ(run("serve verifier --insecure --audit-seed x --model x"), 2);
   // Listener flags that do not fit together: refused before anything is
   // created.
   const std::string split =
