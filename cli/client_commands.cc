@@ -15,6 +15,7 @@
 #include "cli/file_io.h"
 #include "cli/flags.h"
 #include "cli/openai_receipt.h"
+#include "cli/print_error.h"
 #include "cli/prover_client.h"
 #include "cli/store_commands.h"
 #include "nlohmann/json.hpp"
@@ -170,14 +171,13 @@ int Finish(bool json, nlohmann::json j, int code, const absl::Status& status,
                  j.contains("log") ? j["log"].dump().c_str() : "");
   }
   if (!status.ok()) {
-    std::fprintf(stderr, "layerproof %s: %s\n", command,
-                 status.ToString().c_str());
+    PrintError(std::string("layerproof ") + command, status.ToString());
   }
   return code;
 }
 
 int Usage(const char* usage, const std::string& error) {
-  if (!error.empty()) std::fprintf(stderr, "layerproof: %s\n", error.c_str());
+  if (!error.empty()) PrintError("layerproof", error);
   std::fputs(usage, stderr);
   return kBadInput;
 }

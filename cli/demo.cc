@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/flags.h"
+#include "cli/print_error.h"
 #include "cli/store_commands.h"
 #include "kernels/dispatch.h"
 #include "kernels/model/quantize_model.h"
@@ -55,7 +56,7 @@ constexpr char kDemoUsage[] =
     "2 on a usage error.\n";
 
 int DemoUsage(const std::string& error) {
-  if (!error.empty()) std::fprintf(stderr, "layerproof: %s\n", error.c_str());
+  if (!error.empty()) PrintError("layerproof", error);
   std::fputs(kDemoUsage, stderr);
   return 2;
 }

@@ -14,6 +14,7 @@
 
 #include "cli/flags.h"
 #include "cli/peer_tls.h"
+#include "cli/print_error.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "rpc/tls.h"
@@ -30,7 +31,7 @@ constexpr char kHealthUsage[] =
     "exit: 0 serving, 1 not serving, 2 usage error, 3 the call failed\n";
 
 int Usage(const std::string& error) {
-  if (!error.empty()) std::fprintf(stderr, "layerproof: %s\n", error.c_str());
+  if (!error.empty()) PrintError("layerproof", error);
   std::fputs(kHealthUsage, stderr);
   return 2;
 }

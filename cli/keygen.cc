@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/flags.h"
+#include "cli/print_error.h"
 #include "cli/store_commands.h"
 #include "store/crypto.h"
 
@@ -22,7 +23,7 @@ constexpr char kKeygenUsage[] =
     "exit: 0 written, 1 failed (e.g. the files exist), 2 usage\n";
 
 int KeygenUsage(const std::string& error) {
-  if (!error.empty()) std::fprintf(stderr, "layerproof: %s\n", error.c_str());
+  if (!error.empty()) PrintError("layerproof", error);
   std::fputs(kKeygenUsage, stderr);
   return 2;
 }
@@ -42,13 +43,12 @@ int RunKeygen(const std::vector<std::string>& args) {
 
   auto key = store::Ed25519PrivateKey::Generate();
   if (!key.ok()) {
-    std::fprintf(stderr, "layerproof: keygen: %s\n",
-                 key.status().ToString().c_str());
+    PrintError("layerproof: keygen", key.status().ToString());
     return 1;
   }
   if (const absl::Status status = store::WriteKeyPair(*key, prefix);
       !status.ok()) {
-    std::fprintf(stderr, "layerproof: keygen: %s\n", status.ToString().c_str());
+    PrintError("layerproof: keygen", status.ToString());
     return 1;
   }
   const std::string key_id =

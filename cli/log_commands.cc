@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "cli/flags.h"
+#include "cli/print_error.h"
 #include "cli/store_commands.h"
 #include "store/checkpoint.h"
 #include "store/crypto.h"
@@ -38,8 +39,7 @@ struct Subcommand {
 };
 
 int BadInput(const std::string& command, const std::string& message) {
-  std::fprintf(stderr, "layerproof log %s: %s\n", command.c_str(),
-               message.c_str());
+  PrintError("layerproof log " + command, message);
   return kBadInput;
 }
 
@@ -283,8 +283,7 @@ int RunLogCommand(const std::vector<std::string>& args) {
       return sub.run(std::vector<std::string>(args.begin() + 1, args.end()));
     }
   }
-  std::fprintf(stderr, "layerproof log: unknown subcommand \"%s\"\n",
-               args[0].c_str());
+  PrintError("layerproof log", "unknown subcommand \"" + args[0] + "\"");
   PrintUsage(stderr);
   return kBadInput;
 }

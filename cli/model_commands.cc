@@ -12,6 +12,7 @@
 
 #include "cli/engine_setup.h"
 #include "cli/flags.h"
+#include "cli/print_error.h"
 #include "cli/progress.h"
 #include "kernels/golden.h"
 #include "kernels/model/layer_hash.h"
@@ -70,13 +71,13 @@ constexpr char kForwardUsage[] =
     "exit: 0 done, 1 failed, 2 usage\n";
 
 int Usage(const char* usage, const std::string& error) {
-  if (!error.empty()) std::fprintf(stderr, "layerproof: %s\n", error.c_str());
+  if (!error.empty()) PrintError("layerproof", error);
   std::fputs(usage, stderr);
   return 2;
 }
 
 int Fail(const kernels::Status& s) {
-  std::fprintf(stderr, "layerproof: %s\n", s.ToString().c_str());
+  PrintError("layerproof", s.ToString());
   return 1;
 }
 
@@ -205,7 +206,7 @@ int Quantize(const std::vector<std::string>& args) {
     std::printf(
         "tokenizer: written as tokenizer.ggml.* (llama.cpp reads it)\n");
   } else {
-    std::fprintf(stderr, "note: %s\n", tokenizer_note.c_str());
+    PrintError("note", tokenizer_note);
   }
   return 0;
 }
@@ -452,8 +453,7 @@ int RunForward(const std::vector<std::string>& args) {
     out.write(reinterpret_cast<const char*>(logits.data()),
               static_cast<std::streamsize>(logits.size() * sizeof(float)));
     if (!out) {
-      std::fprintf(stderr, "layerproof: cannot write %s\n",
-                   flags.Get("--logits-out").c_str());
+      PrintError("layerproof", "cannot write " + flags.Get("--logits-out"));
       return 1;
     }
   }

@@ -44,18 +44,18 @@ void FollowPromise(const ProverClient& client, const ClientTimeouts& timeouts,
     const absl::Time now = absl::Now();
     if (now > log_by) {
       out.promise_broken = true;
-      out.status = absl::FailedPreconditionError(Cat(
-          "receipt: the prover promised to log the commitment by ",
-          absl::FormatTime(log_by), " and has not (",
-          status.ok() ? "still pending" : status.error_message(),
-          "); present the promise to the verifier (Audit.PresentPromise)"));
+      out.status = absl::FailedPreconditionError(
+          Cat("receipt: the prover promised to log the commitment by ",
+              absl::FormatTime(log_by), " and has not (",
+              status.ok() ? "still pending" : status.error_message(),
+              "); present the promise to the verifier (Audit.PresentPromise)"));
       return;
     }
     if (now >= give_up) {
-      out.status = absl::DeadlineExceededError(Cat(
-          "receipt: still a promise after following it for ",
-          absl::FormatDuration(timeouts.follow), "; it is due by ",
-          absl::FormatTime(log_by)));
+      out.status = absl::DeadlineExceededError(
+          Cat("receipt: still a promise after following it for ",
+              absl::FormatDuration(timeouts.follow), "; it is due by ",
+              absl::FormatTime(log_by)));
       return;
     }
     absl::SleepFor(timeouts.poll);  // polling the prover
@@ -91,7 +91,8 @@ CheckedGeneration GenerateChecked(const ProverClient& client,
     return out;
   }
   out.receipt = *std::move(receipt);
-  if (out.receipt->promise.has_value()) FollowPromise(client, timeouts, trust, out);
+  if (out.receipt->promise.has_value())
+    FollowPromise(client, timeouts, trust, out);
   return out;
 }
 

@@ -25,17 +25,18 @@
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "check/report_format.h"
 #include "cli/file_io.h"
 #include "cli/flags.h"
+#include "cli/print_error.h"
 #include "cli/store_commands.h"
 #include "grpcpp/client_context.h"
 #include "kernels/status.h"
 #include "layerproof/v1/report.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "store/crypto.h"
 #include "rpc/tls.h"
+#include "store/crypto.h"
 #include "verifier/audit_policy.h"
-#include "check/report_format.h"
 #if __has_include("verifier/report_html.h")
 #include "verifier/report_html.h"
 #define LP_HAVE_REPORT_HTML 1
@@ -87,14 +88,14 @@ constexpr char kUsageText[] =
 
 int Usage(const std::string& error) {
   if (!error.empty()) {
-    std::fprintf(stderr, "layerproof report: %s\n", error.c_str());
+    PrintError("layerproof report", error);
   }
   std::fputs(kUsageText, stderr);
   return kUsage;
 }
 
 int Fail(const std::string& message, int code = kFailure) {
-  std::fprintf(stderr, "layerproof report: %s\n", message.c_str());
+  PrintError("layerproof report", message);
   return code;
 }
 

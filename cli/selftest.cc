@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/print_error.h"
 #include "kernels/dispatch.h"
 #include "kernels/golden.h"
 
@@ -46,8 +47,7 @@ int PrintGolden() {
   const std::vector<GoldenResult> results = kernels::RunGoldenCases(**ref);
   for (const GoldenResult& r : results) {
     if (!r.status.ok()) {
-      std::fprintf(stderr, "case %s failed: %s\n", r.name.c_str(),
-                   r.status.ToString().c_str());
+      PrintError("case " + r.name + " failed", r.status.ToString());
       return 1;
     }
   }
@@ -70,7 +70,7 @@ int RunSelftest(const std::vector<std::string>& args) {
   }
   auto golden = kernels::ParseGoldenFile(kernels::EmbeddedGoldenFile());
   if (!golden.ok()) {
-    std::fprintf(stderr, "selftest: %s\n", golden.status().ToString().c_str());
+    PrintError("selftest", golden.status().ToString());
     return 1;
   }
   bool all_ok = true;

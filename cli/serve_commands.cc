@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/print_error.h"
 #include "cli/serve_common.h"
 #include "cli/store_commands.h"
 
@@ -83,7 +84,7 @@ constexpr char kServeUsage[] =
 }  // namespace
 
 int ServeUsage(const std::string& error) {
-  if (!error.empty()) std::fprintf(stderr, "layerproof: %s\n", error.c_str());
+  if (!error.empty()) PrintError("layerproof", error);
   std::fputs(kServeUsage, stderr);
   return 2;
 }

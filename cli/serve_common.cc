@@ -11,13 +11,14 @@
 
 #include "absl/status/status.h"
 #include "cli/peer_tls.h"
+#include "cli/print_error.h"
 #include "rpc/server.h"
 #include "store/status.h"
 
 namespace layerproof::cli {
 
 int Fail(const char* what, const absl::Status& status) {
-  std::fprintf(stderr, "layerproof: %s: %s\n", what, status.ToString().c_str());
+  PrintError(std::string("layerproof: ") + what, status.ToString());
   return 1;
 }
 
@@ -53,7 +54,6 @@ std::set<std::string> With(std::set<std::string> a,
   a.insert(b.begin(), b.end());
   return a;
 }
-
 
 absl::StatusOr<Transport> ParseTransport(const Flags& flags) {
   Transport t;

@@ -21,15 +21,16 @@
 #include <string>
 #include <vector>
 
+#include "check/bundle_check.h"
 #include "cli/engine_setup.h"
 #include "cli/file_io.h"
 #include "cli/flags.h"
+#include "cli/print_error.h"
 #include "cli/progress.h"
 #include "cli/store_commands.h"
 #include "nlohmann/json.hpp"
 #include "store/crypto.h"
 #include "store/status.h"
-#include "check/bundle_check.h"
 
 namespace layerproof::cli {
 namespace {
@@ -71,7 +72,7 @@ int BadInput(bool json, const std::string& message) {
         {"ok", false}, {"exit_code", kBadInput}, {"error", message}};
     std::printf("%s\n", j.dump(2).c_str());
   }
-  std::fprintf(stderr, "layerproof verify-bundle: %s\n", message.c_str());
+  PrintError("layerproof verify-bundle", message);
   return kBadInput;
 }
 
@@ -91,8 +92,8 @@ std::string Upper(std::string_view s) {
   return out;
 }
 
-void PrintText(const std::string& path,
-               const check::BundleVerification& result, int code) {
+void PrintText(const std::string& path, const check::BundleVerification& result,
+               int code) {
   std::printf("bundle %s\n", path.c_str());
   const v1::Verdict& v = result.verdict;
   if (v.outcome() != v1::VERDICT_UNSPECIFIED) {

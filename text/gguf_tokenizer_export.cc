@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/model/internal/file_io.h"
+#include "kernels/printable.h"
 #include "text/internal/bpe.h"
 #include "text/internal/gguf_families.h"
 #include "text/internal/tokenizer_spec.h"
@@ -252,7 +253,7 @@ StatusOr<GgufTokenizerKeys> GgufTokenizerKeysFor(const std::string& dir) {
   try {
     return KeysFor(dir, file);
   } catch (const Json::exception& e) {
-    return InvalidArgument(file + ": " + e.what());
+    return InvalidArgument(file + ": " + kernels::Printable(e.what()));
   }
 }
 

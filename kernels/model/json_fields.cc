@@ -7,18 +7,20 @@
 #include <vector>
 
 #include "kernels/model/internal/errors.h"
+#include "kernels/printable.h"
 
 namespace layerproof::kernels::model::internal {
 namespace {
 
-// nlohmann's what() starts with "[json.exception.parse_error.101] ".
+// nlohmann's what() starts with "[json.exception.parse_error.101] " and
+// may quote the input it "last read", raw: made Printable.
 std::string ParserMessage(const char* what) {
   std::string m(what);
   if (!m.empty() && m[0] == '[') {
     const size_t close = m.find("] ");
     if (close != std::string::npos) m.erase(0, close + 2);
   }
-  return m;
+  return Printable(m);
 }
 
 std::string FormatDouble(double d) {

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/printable.h"
 #include "kernels/status.h"
 #include "text/internal/tokenizer_spec.h"
 
@@ -656,7 +657,9 @@ StatusOr<TokenizerSpec> ParseTokenizerSpec(std::string_view json,
   try {
     root = Json::parse(json.begin(), json.end());
   } catch (const Json::exception& e) {
-    return r.Invalid("(document)", std::string("not valid JSON: ") + e.what());
+    // what() may quote the input raw (nlohmann's "last read").
+    return r.Invalid("(document)",
+                     "not valid JSON: " + kernels::Printable(e.what()));
   }
   LP_RETURN_IF_ERROR(r.Object(root, "(document)"));
 
