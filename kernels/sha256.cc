@@ -8,6 +8,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "kernels/cpu_features.h"
 #endif
 
 namespace layerproof::kernels {
@@ -99,8 +101,7 @@ __attribute__((target("sha,sse4.1"))) void CompressBlocksShaNi(
 }
 
 bool HaveShaNi() {
-  static const bool have =
-      __builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1");
+  static const bool have = CpuHasShaNi() && __builtin_cpu_supports("sse4.1");
   return have;
 }
 #else

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/cpu/cpu_backends.h"
+#include "kernels/cpu_features.h"
 #include "kernels/ref/ref_backend.h"
 #ifdef LAYERPROOF_WITH_CUDA
 #include "kernels/cuda/cuda_backend.h"
@@ -28,7 +29,7 @@ bool CpuRuns(BackendKind kind) {
 #if defined(LAYERPROOF_HAVE_AVX2_BACKEND)
     case BackendKind::kAvx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
+             CpuHasF16c();
 #endif
 #if defined(LAYERPROOF_HAVE_AVX512_BACKEND)
     case BackendKind::kAvx512:
@@ -37,8 +38,7 @@ bool CpuRuns(BackendKind kind) {
              __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
              __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("avx512dq") &&
-             __builtin_cpu_supports("f16c");
+             __builtin_cpu_supports("avx512dq") && CpuHasF16c();
 #endif
 #if defined(LAYERPROOF_HAVE_NEON_BACKEND)
     case BackendKind::kNeon:
