@@ -277,10 +277,10 @@ absl::StatusOr<check::Opening> GrpcOpeningSource::Open(
               "\" is not registered with this verifier's opening client"));
     }
     if (it->second.stub == nullptr) {
-      return check::OpeningUnavailableToVerifier(
-          Cat("prover \"", prover_id,
-              "\" is registered without an check::Opening address; register its "
-              "opening_address to audit it"));
+      return check::OpeningUnavailableToVerifier(Cat(
+          "prover \"", prover_id,
+          "\" is registered without an check::Opening address; register its "
+          "opening_address to audit it"));
     }
     stub = it->second.stub;
   }
@@ -301,6 +301,7 @@ absl::StatusOr<check::Opening> GrpcOpeningSource::Open(
     Attempt a = OpenOnce(*stub, request, layers, positions, hidden_size,
                          options_.max_opening_bytes, deadline);
     if (!a.transient) return std::move(a.opening);
+    ++unreachable_attempts_;
     if (stop_retrying_) {
       return check::OpeningUnavailableToVerifier(
           "opening: the prover is unreachable and the verifier is shutting "

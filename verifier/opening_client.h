@@ -47,9 +47,9 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "check/re_executor.h"
 #include "layerproof/v1/opening.grpc.pb.h"
 #include "rpc/tls.h"
-#include "check/re_executor.h"
 
 namespace layerproof::verifier {
 
@@ -78,16 +78,20 @@ class GrpcOpeningSource : public check::OpeningSource {
                          const rpc::TlsOptions& tls);
 
   absl::StatusOr<check::Opening> Open(std::string_view prover_id,
-                               std::string_view request_id,
-                               const std::vector<uint32_t>& layers,
-                               uint64_t positions, uint64_t hidden_size,
-                               absl::Time deadline) override;
+                                      std::string_view request_id,
+                                      const std::vector<uint32_t>& layers,
+                                      uint64_t positions, uint64_t hidden_size,
+                                      absl::Time deadline) override;
 
   // From now on, an opening whose prover is unreachable stops retrying at
   // once with OpeningUnavailableToVerifier (its audit stays pending for the
   // next start) instead of waiting for its deadline: the verifier is
   // shutting down. Openings that are streaming are not interrupted.
   void StopRetrying();
+
+  // Opening attempts that found the prover unreachable (each one retried),
+  // since construction: tests and layerproof_openings_unreachable_total.
+  uint64_t unreachable_attempts() const { return unreachable_attempts_; }
 
  private:
   struct Prover {
@@ -97,6 +101,7 @@ class GrpcOpeningSource : public check::OpeningSource {
 
   const GrpcOpeningSourceOptions options_;
   std::atomic<bool> stop_retrying_{false};
+  std::atomic<uint64_t> unreachable_attempts_{0};
   absl::Mutex mu_;
   std::map<std::string, Prover, std::less<>> provers_ ABSL_GUARDED_BY(mu_);
 };

@@ -311,6 +311,11 @@ void VerifierNode::AddSampledMetrics() {
   m.Add("layerproof_audits_drawn_total",
         "Audits drawn by the policy since the start.", Type::kCounter,
         [this] { return double(counters().audits_drawn); });
+  m.Add("layerproof_openings_unreachable_total",
+        "Opening attempts of in-process audits that found the prover "
+        "unreachable (each retried until the opening deadline).",
+        Type::kCounter,
+        [this] { return double(counters().openings_unreachable); });
   m.Add("layerproof_audit_errors_total",
         "Audit runs left pending by an error since the start.", Type::kCounter,
         [this] { return double(counters().audit_errors); });
@@ -375,6 +380,9 @@ VerifierCounters VerifierNode::counters() const {
   out.verdicts = a.verdicts;
   out.audits_queued = scheduler_->queued();
   out.audits_running = scheduler_->running();
+  if (grpc_openings_ != nullptr) {
+    out.openings_unreachable = grpc_openings_->unreachable_attempts();
+  }
   if (leases_ != nullptr) {
     out.audits_posted = leases_->posted();
     out.audits_leased = leases_->leased();

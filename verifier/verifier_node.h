@@ -136,6 +136,9 @@ struct VerifierCounters {
   uint64_t audits_drawn = 0;        // by the policy since start
   uint64_t audits_done = 0;         // verdicts logged by audits since start
   uint64_t audit_errors = 0;        // audits left pending by an error
+  // Opening attempts of in-process audits that found the prover
+  // unreachable (retried until the opening deadline).
+  uint64_t openings_unreachable = 0;
   uint64_t audits_queued = 0;
   uint64_t audits_running = 0;
   // With remote auditors: audits posted for workers, under a current

@@ -397,6 +397,7 @@ TEST_F(OpeningClientTest, ProverDownAtFirstIsRetriedUntilItServes) {
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(300));
   EXPECT_LT(absl::Now() - start, absl::Seconds(5));
   EXPECT_EQ(late.calls(), 1);
+  EXPECT_GE(src.unreachable_attempts(), 1u);  // the down window was hit
   if (server) server->Shutdown(std::chrono::milliseconds(0));
 }
 

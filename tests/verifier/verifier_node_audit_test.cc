@@ -229,7 +229,13 @@ TEST(VerifierNodeTest, AuditOfAProverDownAtFirstPassesOnceItServes) {
   honest.Add(s);
   OpeningService service(honest);
   ASSERT_EQ(v.SubmitOne(s.envelope).code(), 0);  // the audit starts now
-  absl::SleepFor(absl::Milliseconds(300));
+  // The window under test: the audit has found the prover down (and is
+  // retrying) before the prover starts.
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (v.node().counters().openings_unreachable == 0) {
+    ASSERT_LT(absl::Now(), deadline) << "the audit never tried the prover";
+    absl::SleepFor(absl::Milliseconds(5));  // polling the node
+  }
   std::unique_ptr<rpc::RunningServer> prover = ServeOpenings(service, address);
   ASSERT_NE(prover, nullptr);
   ASSERT_TRUE(v.node().WaitIdle(absl::Seconds(60)).ok());
@@ -260,7 +266,8 @@ TEST(VerifierNodeTest, ProverWithoutOpeningAddressLeavesTheAuditPending) {
     EXPECT_EQ(v.node().counters().audit_errors, 1u);
     EXPECT_EQ(v.node().log()->Size(), 1u);  // the commitment, no verdict
     EXPECT_NE(log.find("\"event\":\"audit_error\""), std::string::npos) << log;
-    EXPECT_NE(log.find("without an check::Opening address"), std::string::npos) << log;
+    EXPECT_NE(log.find("without an check::Opening address"), std::string::npos)
+        << log;
   }
   HonestOpenings honest;
   honest.Add(s);
