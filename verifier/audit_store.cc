@@ -204,35 +204,35 @@ absl::StatusOr<std::optional<bool>> AuditStore::AuditOnDemand(
   return std::optional<bool>(on_demand);
 }
 
-absl::StatusOr<uint64_t> AuditStore::CountPending(uint64_t cap) const {
+absl::Status AuditStore::ScanPending(
+    bool fill_cache,
+    const std::function<bool(std::string_view key)>& visit) const {
   rocksdb::ReadOptions read;
-  read.fill_cache = false;
+  read.fill_cache = fill_cache;
   std::unique_ptr<rocksdb::Iterator> it(
       db_->db()->NewIterator(read, db_->family(0)));
-  uint64_t n = 0;
-  for (it->Seek("p/"); it->Valid() && it->key().starts_with("p/") && n < cap;
-       it->Next()) {
-    ++n;
+  for (it->Seek("p/"); it->Valid() && it->key().starts_with("p/"); it->Next()) {
+    if (!visit(std::string_view(it->key().data(), it->key().size()))) break;
   }
-  LP_RETURN_IF_ERROR(db_->Check(it->status(), "scan"));
+  return db_->Check(it->status(), "scan");
+}
+
+absl::StatusOr<uint64_t> AuditStore::CountPending(uint64_t cap) const {
+  uint64_t n = 0;
+  if (cap == 0) return n;
+  LP_RETURN_IF_ERROR(ScanPending(/*fill_cache=*/false,
+                                 [&](std::string_view) { return ++n < cap; }));
   return n;
 }
 
 absl::StatusOr<std::vector<v1::AuditRecord>> AuditStore::PendingAudits(
     size_t limit) const {
   std::vector<std::string> seeds;
-  {
-    std::unique_ptr<rocksdb::Iterator> it(
-        db_->db()->NewIterator(rocksdb::ReadOptions(), db_->family(0)));
-    for (it->Seek("p/");
-         it->Valid() && it->key().starts_with("p/") && seeds.size() < limit;
-         it->Next()) {
-      const rocksdb::Slice k = it->key();
-      if (k.size() < 2 + 8) continue;
-      seeds.emplace_back(k.data() + 10, k.size() - 10);
-    }
-    LP_RETURN_IF_ERROR(db_->Check(it->status(), "scan"));
-  }
+  if (limit == 0) return std::vector<v1::AuditRecord>();
+  LP_RETURN_IF_ERROR(ScanPending(/*fill_cache=*/true, [&](std::string_view k) {
+    if (k.size() >= 2 + 8) seeds.emplace_back(k.data() + 10, k.size() - 10);
+    return seeds.size() < limit;
+  }));
   std::vector<v1::AuditRecord> out;
   for (const std::string& seed : seeds) {
     LP_ASSIGN_OR_RETURN(std::optional<v1::AuditRecord> r, Audit(seed));

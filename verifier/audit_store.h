@@ -36,6 +36,7 @@
 #define LAYERPROOF_VERIFIER_AUDIT_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -172,6 +173,11 @@ class AuditStore {
  private:
   AuditStore(std::unique_ptr<store::RocksDatabase> db, std::string dir);
   absl::StatusOr<std::optional<std::string>> Get(const std::string& key) const;
+  // Visits the pending set's keys, oldest first, until `visit` returns
+  // false; `fill_cache` false for scans that should not evict hot blocks.
+  absl::Status ScanPending(
+      bool fill_cache,
+      const std::function<bool(std::string_view key)>& visit) const;
 
   std::unique_ptr<store::RocksDatabase> db_;
   std::string dir_;

@@ -183,8 +183,9 @@ class OpeningClientTest : public ::testing::Test {
     return src;
   }
 
-  absl::StatusOr<check::Opening> OpenWith(Script script, std::vector<uint32_t> layers,
-                                   GrpcOpeningSourceOptions options = {}) {
+  absl::StatusOr<check::Opening> OpenWith(
+      Script script, std::vector<uint32_t> layers,
+      GrpcOpeningSourceOptions options = {}) {
     service_.Set(std::move(script));
     return Source(options)->Open("prover-a", std::string(16, 'r'), layers,
                                  kPositions, kWidth,
@@ -196,7 +197,8 @@ class OpeningClientTest : public ::testing::Test {
   void ExpectRefused(Script script, std::vector<uint32_t> layers,
                      absl::StatusCode code, const std::string& part,
                      GrpcOpeningSourceOptions options = {}) {
-    absl::StatusOr<check::Opening> o = OpenWith(std::move(script), layers, options);
+    absl::StatusOr<check::Opening> o =
+        OpenWith(std::move(script), layers, options);
     ASSERT_FALSE(o.ok());
     EXPECT_EQ(o.status().code(), code) << o.status();
     EXPECT_NE(o.status().message().find(part), std::string::npos) << o.status();
