@@ -172,6 +172,10 @@ struct AuditorWorker::Impl {
 AuditorWorker::AuditorWorker(std::unique_ptr<Impl> impl)
     : impl_(std::move(impl)) {}
 
+uint64_t AuditorWorker::openings_unreachable() const {
+  return impl_->openings->unreachable_attempts();
+}
+
 AuditorWorker::~AuditorWorker() { Stop(); }
 
 void AuditorWorker::Stop() {

@@ -61,6 +61,8 @@ class AuditorWorker {
   // refused (the lease had lapsed).
   uint64_t completed() const { return completed_.load(); }
   uint64_t refused() const { return refused_.load(); }
+  // Opening attempts that found a prover unreachable (each one retried).
+  uint64_t openings_unreachable() const;
 
   struct Impl;
 

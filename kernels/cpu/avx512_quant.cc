@@ -9,10 +9,14 @@
 #include "kernels/cpu/internal/quant_packed.h"
 
 // The AVX-512 region: only code defined below is compiled for AVX-512.
+// VNNI too (vpdpbusd); dispatch checks for it.
+#define LAYERPROOF_AVX512_EXTRA_FEATURES ",avx512vnni"
 // clang-format off
 #include "kernels/cpu/internal/avx512_target_begin.h"
 // clang-format on
+#if !defined(__clang__)
 #pragma GCC target("avx512vnni")
+#endif
 
 #include "kernels/cpu/internal/avx512_gemm_isa.h"
 #include "kernels/cpu/internal/quant_kernels.h"

@@ -32,22 +32,6 @@ v1::SamplingParams Greedy() {
   return s;
 }
 
-std::unique_ptr<verifier::AuditorWorker> StartWorker(
-    Cluster& cluster, const kernels::model::Engine& engine,
-    const std::string& id, int concurrency) {
-  verifier::AuditorWorkerOptions o;
-  o.worker_id = id;
-  o.verifier_address = cluster.verifier_address();
-  o.verifier_tls = Insecure();
-  o.prover_tls = Insecure();
-  o.engine = &engine;
-  o.concurrency = concurrency;
-  o.poll_interval = absl::Milliseconds(20);
-  auto w = verifier::AuditorWorker::Start(std::move(o));
-  EXPECT_TRUE(w.ok()) << w.status();
-  return w.ok() ? *std::move(w) : nullptr;
-}
-
 TEST(Auditors, WorkersConcludeEveryAuditAndTheVerifierSigns) {
   Cluster cluster;
   VerifierSetup vs;
@@ -61,13 +45,8 @@ TEST(Auditors, WorkersConcludeEveryAuditAndTheVerifierSigns) {
   cheat_setup.faults = std::make_shared<RowsFaults<FlipBitTamper>>();
   RunningProver& cheat = cluster.StartProver(cheat_setup);
 
-  auto backend = kernels::DefaultBackend();
-  ASSERT_TRUE(backend.ok());
-  auto executor = kernels::model::MakeHostExecutor(*backend);
-  auto engine = kernels::model::Engine::Create(cluster.model(), executor.get());
-  ASSERT_TRUE(engine.ok());
-  auto w1 = StartWorker(cluster, **engine, "w1", 1);
-  auto w2 = StartWorker(cluster, **engine, "w2", 2);
+  auto w1 = cluster.StartAuditorWorker("w1", 1);
+  auto w2 = cluster.StartAuditorWorker("w2", 2);
   ASSERT_TRUE(w1 && w2);
 
   std::vector<std::string> honest_ids, cheat_ids;

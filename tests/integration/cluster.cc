@@ -124,6 +124,21 @@ std::string Cluster::verifier_address() const {
   return nodes_.verifier_address();
 }
 
+std::unique_ptr<verifier::AuditorWorker> Cluster::StartAuditorWorker(
+    const std::string& id, int concurrency) {
+  verifier::AuditorWorkerOptions o;
+  o.worker_id = id;
+  o.verifier_address = verifier_address();
+  o.verifier_tls = Insecure();
+  o.prover_tls = Insecure();
+  o.engine = verifier_engine_.get();
+  o.concurrency = concurrency;
+  o.poll_interval = absl::Milliseconds(20);
+  auto w = verifier::AuditorWorker::Start(std::move(o));
+  EXPECT_TRUE(w.ok()) << w.status();
+  return w.ok() ? *std::move(w) : nullptr;
+}
+
 const store::Ed25519PublicKey& Cluster::verifier_key() const {
   return verifier_key_->public_key();
 }

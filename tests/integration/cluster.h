@@ -40,6 +40,7 @@
 #include "rpc/tls.h"
 #include "store/crypto.h"
 #include "verifier/audit_policy.h"
+#include "verifier/auditor_worker.h"
 #include "verifier/verifier_node.h"
 
 namespace layerproof::integration {
@@ -126,6 +127,13 @@ class Cluster {
   verifier::VerifierNode& verifier() { return *nodes_.verifier(); }
   std::string verifier_address() const;
   const store::Ed25519PublicKey& verifier_key() const;
+
+  // Starts an in-process auditor worker (insecure, polling every 20 ms)
+  // that leases the verifier's audits when it runs with remote_auditors;
+  // it re-executes with the verifier's engine. Null (and a test failure)
+  // when it cannot start.
+  std::unique_ptr<verifier::AuditorWorker> StartAuditorWorker(
+      const std::string& id, int concurrency);
 
   // Starts a prover that submits to the verifier and registers it there.
   RunningProver& StartProver(const ProverSetup& setup = {});

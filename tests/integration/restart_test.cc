@@ -186,13 +186,16 @@ TEST(Restart, ProverRestartedBetweenCommitAndOpeningStillOpens) {
 }
 
 TEST(Restart, AuditsDrawnWhileTheProverRestartsStillPass) {
-  // Every commitment is audited at once (rate 1), and the prover goes down
-  // right after serving: audits drawn while it is away must wait for it
-  // (the verifier retries an unreachable prover until the opening
-  // deadline) rather than fail an honest prover.
+  // Every commitment is audited (rate 1) by a remote auditor worker that
+  // starts only once the prover is down, so every audit is leased while the
+  // prover is away: it must wait for it (the opening source retries an
+  // unreachable prover until the opening deadline) rather than fail an
+  // honest prover. (The verifier's own audits have the same window, made
+  // certain, in verifier_node_audit_test.)
   Cluster cluster;
-  cluster.StartVerifier(
-      VerifierSetup{.policy = {1.0, 2}, .opening_timeout = absl::Seconds(20)});
+  cluster.StartVerifier(VerifierSetup{.policy = {1.0, 2},
+                                      .opening_timeout = absl::Seconds(20),
+                                      .remote_auditors = true});
   RunningProver& first = cluster.StartProver();
   const int32_t vocab =
       static_cast<int32_t>(cluster.model().config().vocab_size);
@@ -209,7 +212,15 @@ TEST(Restart, AuditsDrawnWhileTheProverRestartsStillPass) {
   const std::string journal = first.journal_dir;
   const int port = first.server->port();
   EXPECT_TRUE(first.Stop().ok());
-  absl::SleepFor(absl::Milliseconds(300));  // the prover stays away a while
+  auto worker = cluster.StartAuditorWorker("w1", 2);
+  ASSERT_NE(worker, nullptr);
+  // The window under test: an audit finds the prover away (and keeps
+  // retrying) before the prover comes back.
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (worker->openings_unreachable() == 0) {
+    ASSERT_LT(absl::Now(), deadline) << "no audit found the prover away";
+    absl::SleepFor(absl::Milliseconds(5));  // polling the worker
+  }
   cluster.StartProver({.journal_dir = journal, .port = port});
   for (const std::string& id : ids) {
     const std::vector<v1::Verdict> verdicts =
@@ -217,6 +228,7 @@ TEST(Restart, AuditsDrawnWhileTheProverRestartsStillPass) {
     ASSERT_EQ(verdicts.size(), 1u);
     EXPECT_EQ(verdicts[0].outcome(), v1::PASS) << verdicts[0].detail();
   }
+  EXPECT_EQ(worker->completed(), ids.size());
 }
 
 }  // namespace

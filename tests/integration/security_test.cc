@@ -83,9 +83,14 @@ TEST_F(SecureCluster, GenerateNeedsTheClientRole) {
     EXPECT_NE(status.error_message().find("role client"), std::string::npos)
         << status.error_message();
   }
-  absl::SleepFor(absl::Milliseconds(200));  // anything submitted would land
-  EXPECT_EQ(cluster_.LatestCheckpoint().size, 0u);
-  EXPECT_EQ(prover_->node->committed_requests(), 0u);
+  // A barrier, not a wait: an allowed request's commitment is logged before
+  // its response returns (with its inclusion), behind anything the refused
+  // calls had queued for submission. It is the log's first entry (its
+  // verdict may follow it).
+  const v1::GenerateResponse allowed = GenerateOne();
+  ASSERT_TRUE(allowed.receipt().has_inclusion());
+  EXPECT_EQ(allowed.receipt().inclusion().leaf_index(), 0u);
+  EXPECT_EQ(prover_->node->committed_requests(), 1u);
   EXPECT_EQ(prover_->node->pending_submissions(), 0u);
 }
 
