@@ -13,7 +13,6 @@
 namespace layerproof::prover {
 namespace {
 
-using store::SyncWrite;
 using store::ToSlice;
 using store::internal::Cat;
 
@@ -48,14 +47,14 @@ bool IsPending(const v1::JournalEntry& e) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ProverJournal>> ProverJournal::Open(
-    const std::string& dir) {
+    const std::string& dir, rocksdb::Env* env) {
   LP_ASSIGN_OR_RETURN(
       std::unique_ptr<store::RocksDatabase> db,
       store::RocksDatabase::Open(
           dir,
           {rocksdb::kDefaultColumnFamilyName, std::string(kPendingFamily),
            std::string(kByTimeFamily)},
-          store::RocksDatabase::Mode::kReadWrite, "journal"));
+          store::RocksDatabase::Mode::kReadWrite, "journal", env));
   return std::unique_ptr<ProverJournal>(new ProverJournal(std::move(db)));
 }
 
@@ -87,7 +86,7 @@ absl::Status ProverJournal::Put(const v1::JournalEntry& entry) {
   if (IsPending(entry)) wb.Put(pending_, ToSlice(id), rocksdb::Slice());
   wb.Put(by_time_, TimeKey(entry.created_at_unix_nanos(), id),
          rocksdb::Slice());
-  return db_->Check(db_->db()->Write(SyncWrite(), &wb), Cat("write ", Hex(id)));
+  return db_->Write(&wb, Cat("write ", Hex(id)));
 }
 
 absl::StatusOr<v1::JournalEntry> ProverJournal::Get(
@@ -118,8 +117,7 @@ absl::Status ProverJournal::Update(
   rocksdb::WriteBatch wb;
   wb.Put(entries_, ToSlice(request_id), entry.SerializeAsString());
   wb.Delete(pending_, ToSlice(request_id));
-  return db_->Check(db_->db()->Write(SyncWrite(), &wb),
-                    Cat(what, " ", Hex(request_id)));
+  return db_->Write(&wb, Cat(what, " ", Hex(request_id)));
 }
 
 absl::Status ProverJournal::SetInclusion(std::string_view request_id,
@@ -185,14 +183,14 @@ absl::StatusOr<JournalSweep> ProverJournal::DeleteOlderThan(
   }
   LP_RETURN_IF_ERROR(db_->Check(it->status(), "scan by_time"));
   if (sweep.deleted == 0) return sweep;
-  LP_RETURN_IF_ERROR(db_->Check(db_->db()->Write(SyncWrite(), &wb), "sweep"));
+  LP_RETURN_IF_ERROR(db_->Write(&wb, "sweep"));
   return sweep;
 }
 
 absl::Status ProverJournal::SetLogCheckpoint(std::string_view note) {
-  return db_->Check(
-      db_->db()->Put(SyncWrite(), entries_, kLogCheckpointKey, ToSlice(note)),
-      "write the log checkpoint");
+  rocksdb::WriteBatch wb;
+  wb.Put(entries_, kLogCheckpointKey, ToSlice(note));
+  return db_->Write(&wb, "write the log checkpoint");
 }
 
 absl::StatusOr<std::optional<std::string>> ProverJournal::LogCheckpoint()

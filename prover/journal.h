@@ -37,6 +37,7 @@
 
 namespace rocksdb {
 class ColumnFamilyHandle;
+class Env;
 }  // namespace rocksdb
 namespace layerproof::store {
 class RocksDatabase;
@@ -57,9 +58,10 @@ struct JournalSweep {
 class ProverJournal {
  public:
   // Opens (creating if missing) the journal in directory `dir`. Errors name
-  // the directory; RocksDB's lock keeps a second process out.
+  // the directory; RocksDB's lock keeps a second process out. `env`: the
+  // disk (store::RocksDatabase::Open); nullptr for the default.
   static absl::StatusOr<std::unique_ptr<ProverJournal>> Open(
-      const std::string& dir);
+      const std::string& dir, rocksdb::Env* env = nullptr);
   ~ProverJournal();
   ProverJournal(const ProverJournal&) = delete;
   ProverJournal& operator=(const ProverJournal&) = delete;

@@ -7,8 +7,9 @@
 #   scripts/sanitize.sh tsan   builds the concurrent suites with
 #                              -fsanitize=thread into build-tsan and runs them:
 #                              the sequenced log, the task pool, the prover
-#                              and verifier nodes, audit leases and workers,
-#                              and the integration suites.
+#                              and verifier nodes, audit leases, and the
+#                              integration suites that run whole clusters
+#                              (honest, restarts, auditor workers, flood).
 # Any report fails the test that made it (halt_on_error, no recovery), so the
 # script exits non-zero on the first finding of each test. Suppressions
 # (tests/sanitizers/*.supp) are for third-party code only, each with its
@@ -34,12 +35,10 @@ case "$kind" in
     dir=build-tsan
     flags=(-DLAYERPROOF_SANITIZE=thread)
     # The suites that run threads against each other.
-    suites=(store_log_test store_log_crash_test task_pool_test prover_node_test
+    suites=(store_log_test task_pool_test prover_node_test
       verifier_audit_leases_test verifier_node_submission_test
-      verifier_node_audit_test verifier_opening_client_test
-      integration_honest_test integration_cheating_test integration_restart_test
-      integration_auditor_test integration_flood_test integration_client_test
-      integration_http_api_test integration_metrics_test)
+      verifier_node_audit_test integration_honest_test
+      integration_restart_test integration_auditor_test integration_flood_test)
     targets=("${suites[@]}" layerproof layerproof_tsan_absl_sync)
     # Only these executables are built: CTest stands each other one in as
     # <target>_NOT_BUILT, which -E leaves out.

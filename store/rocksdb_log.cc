@@ -25,7 +25,7 @@ class RocksDbStorage final : public internal::LogStorage {
   // Read-only: no lock, no writes (Write and WriteCheckpoint then fail),
   // and the directory must hold a log already.
   static absl::StatusOr<std::unique_ptr<RocksDbStorage>> Open(
-      const std::string& dir, bool read_only = false) {
+      const std::string& dir, bool read_only, rocksdb::Env* env) {
     LP_ASSIGN_OR_RETURN(
         std::unique_ptr<RocksDatabase> db,
         RocksDatabase::Open(dir,
@@ -33,7 +33,7 @@ class RocksDbStorage final : public internal::LogStorage {
                              internal::kNodesFamily, internal::kMetaFamily},
                             read_only ? RocksDatabase::Mode::kReadOnly
                                       : RocksDatabase::Mode::kReadWrite,
-                            "log"));
+                            "log", env));
     return std::unique_ptr<RocksDbStorage>(new RocksDbStorage(std::move(db)));
   }
 
@@ -58,16 +58,15 @@ class RocksDbStorage final : public internal::LogStorage {
         FromRocks(wb.Put(meta_, internal::kSizeKey,
                          ToSlice(internal::EncodeU64(batch.new_size))),
                   "put"));
-    rocksdb::WriteOptions options = SyncWrite();
-    options.sync = batch.sync;
-    return db_->Check(db_->db()->Write(options, &wb),
-                      Cat("write of leaves from ", batch.first_index));
+    return db_->Write(&wb, Cat("write of leaves from ", batch.first_index),
+                      batch.sync);
   }
 
   absl::Status WriteCheckpoint(const std::string& note) override {
-    return db_->Check(db_->db()->Put(SyncWrite(), meta_,
-                                     internal::kCheckpointKey, ToSlice(note)),
-                      "write checkpoint");
+    rocksdb::WriteBatch wb;
+    LP_RETURN_IF_ERROR(FromRocks(
+        wb.Put(meta_, internal::kCheckpointKey, ToSlice(note)), "put"));
+    return db_->Write(&wb, "write checkpoint");
   }
 
   absl::StatusOr<uint64_t> StoredSize() const override {
@@ -139,9 +138,10 @@ class RocksDbStorage final : public internal::LogStorage {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Log>> RocksDbLog::Open(const std::string& dir,
-                                                      LogOptions options) {
+                                                      LogOptions options,
+                                                      rocksdb::Env* env) {
   LP_ASSIGN_OR_RETURN(std::unique_ptr<RocksDbStorage> storage,
-                      RocksDbStorage::Open(dir));
+                      RocksDbStorage::Open(dir, /*read_only=*/false, env));
   absl::StatusOr<std::unique_ptr<internal::SequencedLog>> log =
       internal::SequencedLog::Create(std::move(storage), std::move(options));
   if (!log.ok()) {
@@ -154,9 +154,9 @@ absl::StatusOr<std::unique_ptr<Log>> RocksDbLog::Open(const std::string& dir,
 
 absl::StatusOr<LogFsckReport> RocksDbLog::Fsck(
     const std::string& dir, const std::string& origin,
-    const CheckpointVerifier& verifier) {
+    const CheckpointVerifier& verifier, rocksdb::Env* env) {
   LP_ASSIGN_OR_RETURN(std::unique_ptr<RocksDbStorage> storage,
-                      RocksDbStorage::Open(dir, /*read_only=*/true));
+                      RocksDbStorage::Open(dir, /*read_only=*/true, env));
   auto in_dir = [&](const absl::Status& s) {
     return absl::Status(s.code(),
                         Cat("log ", dir, ": ", std::string(s.message())));

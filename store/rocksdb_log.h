@@ -32,6 +32,10 @@
 #include "store/crypto.h"
 #include "store/log.h"
 
+namespace rocksdb {
+class Env;
+}  // namespace rocksdb
+
 namespace layerproof::store {
 
 // What a read-only fsck found in a consistent log.
@@ -44,9 +48,11 @@ struct LogFsckReport {
 class RocksDbLog {
  public:
   // Opens (creating if missing) the log in directory `dir` and recovers it.
-  // Errors name the directory; corrupt state is DataLoss.
+  // Errors name the directory; corrupt state is DataLoss. `env`: the disk
+  // (store/rocksdb_database.h); nullptr for the default.
   static absl::StatusOr<std::unique_ptr<Log>> Open(const std::string& dir,
-                                                   LogOptions options);
+                                                   LogOptions options,
+                                                   rocksdb::Env* env = nullptr);
 
   // Log::Fsck on the log in `dir`, opened read-only: writes nothing, takes
   // no lock and needs no private key; the last checkpoint must verify under
@@ -57,7 +63,8 @@ class RocksDbLog {
   // inconsistency is DataLoss naming the first one found. O(size).
   static absl::StatusOr<LogFsckReport> Fsck(const std::string& dir,
                                             const std::string& origin,
-                                            const CheckpointVerifier& verifier);
+                                            const CheckpointVerifier& verifier,
+                                            rocksdb::Env* env = nullptr);
 };
 
 }  // namespace layerproof::store

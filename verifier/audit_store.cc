@@ -105,12 +105,12 @@ void AuditStoreBatch::SetLastReport(const ReportCheckpoint& report) {
 }
 
 absl::StatusOr<std::unique_ptr<AuditStore>> AuditStore::Open(
-    const std::string& dir) {
+    const std::string& dir, rocksdb::Env* env) {
   LP_ASSIGN_OR_RETURN(
       std::unique_ptr<store::RocksDatabase> db,
       store::RocksDatabase::Open(dir, {rocksdb::kDefaultColumnFamilyName},
                                  store::RocksDatabase::Mode::kReadWrite,
-                                 "audit store"));
+                                 "audit store", env));
   return std::unique_ptr<AuditStore>(new AuditStore(std::move(db), dir));
 }
 
@@ -121,8 +121,7 @@ AuditStore::AuditStore(std::unique_ptr<store::RocksDatabase> db,
 AuditStore::~AuditStore() = default;
 
 absl::Status AuditStore::Write(AuditStoreBatch& batch) {
-  LP_RETURN_IF_ERROR(db_->Check(
-      db_->db()->Write(store::SyncWrite(), batch.batch_.get()), "write"));
+  LP_RETURN_IF_ERROR(db_->Write(batch.batch_.get(), "write"));
   batch.batch_->Clear();
   return absl::OkStatus();
 }

@@ -48,6 +48,7 @@
 #include "layerproof/v1/verifier_state.pb.h"
 
 namespace rocksdb {
+class Env;
 class WriteBatch;
 }  // namespace rocksdb
 namespace layerproof::store {
@@ -108,8 +109,9 @@ struct VerdictPage {
 class AuditStore {
  public:
   // Opens (creating if missing) the store in `dir`. Errors name the dir.
+  // `env`: the disk (store::RocksDatabase::Open); nullptr for the default.
   static absl::StatusOr<std::unique_ptr<AuditStore>> Open(
-      const std::string& dir);
+      const std::string& dir, rocksdb::Env* env = nullptr);
   ~AuditStore();
   AuditStore(const AuditStore&) = delete;
   AuditStore& operator=(const AuditStore&) = delete;
