@@ -7,8 +7,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "check/bytes.h"
+#include "check/internal/bundle_parts.h"
 #include "check/log_proofs.h"
 #include "google/protobuf/stubs/logging.h"
+#include "kernels/printable.h"
 #include "kernels/status.h"
 #include "layerproof/v1/audit.pb.h"
 #include "layerproof/v1/inference.pb.h"
@@ -16,8 +19,7 @@
 #include "store/commitment.h"
 #include "store/envelope.h"
 #include "store/merkle.h"
-#include "check/internal/bundle_parts.h"
-#include "check/bytes.h"
+#include "store/status.h"
 
 namespace layerproof::check {
 namespace internal::bundle_check {
@@ -49,6 +51,10 @@ std::string Layers(const google::protobuf::RepeatedField<uint32_t>& layers) {
 }
 
 std::string BoundedDetail(std::string detail) {
+  // Details quote the bundle's bytes (ids, names, messages): escaped first.
+  if (!kernels::IsPrintable(detail)) {
+    detail = kernels::Printable(detail, detail.size());
+  }
   if (detail.size() <= kMaxDetailBytes) return detail;
   const size_t dropped_from = [&] {
     size_t n = kMaxDetailBytes;
@@ -552,25 +558,31 @@ bool BundleVerification::ok() const {
 
 absl::StatusOr<v1::EvidenceBundle> ParseEvidenceBundle(
     std::string_view bundle_bytes) {
-  if (bundle_bytes.size() > kMaxEvidenceBundleBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("EvidenceBundle: ", bundle_bytes.size(),
-                     " bytes, want <= ", kMaxEvidenceBundleBytes));
-  }
-  v1::EvidenceBundle bundle;
-  google::protobuf::LogSilencer silence;  // the Status names the problem
-  if (!bundle.ParseFromArray(bundle_bytes.data(),
-                             static_cast<int>(bundle_bytes.size()))) {
-    return absl::InvalidArgumentError(
-        "EvidenceBundle: malformed (not a serialised "
-        "layerproof.v1.EvidenceBundle)");
-  }
-  if (bundle.format_version() != kEvidenceFormatVersion) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "EvidenceBundle.format_version: got ", bundle.format_version(),
-        ", want ", kEvidenceFormatVersion));
-  }
-  return bundle;
+  absl::StatusOr<v1::EvidenceBundle> result =
+      [&]() -> absl::StatusOr<v1::EvidenceBundle> {
+    if (bundle_bytes.size() > kMaxEvidenceBundleBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("EvidenceBundle: ", bundle_bytes.size(),
+                       " bytes, want <= ", kMaxEvidenceBundleBytes));
+    }
+    v1::EvidenceBundle bundle;
+    google::protobuf::LogSilencer silence;  // the Status names the problem
+    if (!bundle.ParseFromArray(bundle_bytes.data(),
+                               static_cast<int>(bundle_bytes.size()))) {
+      return absl::InvalidArgumentError(
+          "EvidenceBundle: malformed (not a serialised "
+          "layerproof.v1.EvidenceBundle)");
+    }
+    if (bundle.format_version() != kEvidenceFormatVersion) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "EvidenceBundle.format_version: got ", bundle.format_version(),
+          ", want ", kEvidenceFormatVersion));
+    }
+    return bundle;
+  }();
+  if (!result.ok())
+    return ::layerproof::store::PrintableStatus(result.status());
+  return result;
 }
 
 absl::StatusOr<BundleVerification> VerifyEvidenceBundle(

@@ -10,6 +10,7 @@
 #include "store/envelope.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
+#include "store/status.h"
 
 namespace layerproof::check {
 namespace {
@@ -300,35 +301,52 @@ absl::Status CheckJsonDepth(std::string_view text, size_t max_depth,
 
 absl::StatusOr<std::string> ReportEnvelopeToDsseJson(
     std::string_view envelope_bytes) {
-  LP_ASSIGN_OR_RETURN(Parts p, EnvelopeParts(envelope_bytes));
-  if (p.payload_type != kReportPayloadType) {
-    return absl::InvalidArgumentError(
-        Cat("report envelope.payload_type: got \"", p.payload_type,
-            "\", want \"", kReportPayloadType, "\""));
-  }
-  nlohmann::json out = nlohmann::json::object();
-  out["payloadType"] = p.payload_type;
-  out["payload"] = store::Base64Encode(store::AsBytes(p.payload));
-  nlohmann::json sigs = nlohmann::json::array();
-  for (const Signature& s : p.signatures) {
-    sigs.push_back({{"keyid", store::HexEncode(store::AsBytes(s.keyid))},
-                    {"sig", store::Base64Encode(store::AsBytes(s.sig))}});
-  }
-  out["signatures"] = std::move(sigs);
-  return out.dump(2) + "\n";
+  absl::StatusOr<std::string> result = [&]() -> absl::StatusOr<std::string> {
+    LP_ASSIGN_OR_RETURN(Parts p, EnvelopeParts(envelope_bytes));
+    if (p.payload_type != kReportPayloadType) {
+      return absl::InvalidArgumentError(
+          Cat("report envelope.payload_type: got \"", p.payload_type,
+              "\", want \"", kReportPayloadType, "\""));
+    }
+    nlohmann::json out = nlohmann::json::object();
+    out["payloadType"] = p.payload_type;
+    out["payload"] = store::Base64Encode(store::AsBytes(p.payload));
+    nlohmann::json sigs = nlohmann::json::array();
+    for (const Signature& s : p.signatures) {
+      sigs.push_back({{"keyid", store::HexEncode(store::AsBytes(s.keyid))},
+                      {"sig", store::Base64Encode(store::AsBytes(s.sig))}});
+    }
+    out["signatures"] = std::move(sigs);
+    return out.dump(2) + "\n";
+  }();
+  if (!result.ok())
+    return ::layerproof::store::PrintableStatus(result.status());
+  return result;
 }
 
 absl::StatusOr<nlohmann::json> VerifyReportDsseJson(
     std::string_view dsse_json, const store::Ed25519PublicKey& verifier_key) {
-  LP_ASSIGN_OR_RETURN(Parts p, DsseParts(dsse_json));
-  return Verify(p, verifier_key);
+  absl::StatusOr<nlohmann::json> result =
+      [&]() -> absl::StatusOr<nlohmann::json> {
+    LP_ASSIGN_OR_RETURN(Parts p, DsseParts(dsse_json));
+    return Verify(p, verifier_key);
+  }();
+  if (!result.ok())
+    return ::layerproof::store::PrintableStatus(result.status());
+  return result;
 }
 
 absl::StatusOr<nlohmann::json> VerifyReportEnvelope(
     std::string_view envelope_bytes,
     const store::Ed25519PublicKey& verifier_key) {
-  LP_ASSIGN_OR_RETURN(Parts p, EnvelopeParts(envelope_bytes));
-  return Verify(p, verifier_key);
+  absl::StatusOr<nlohmann::json> result =
+      [&]() -> absl::StatusOr<nlohmann::json> {
+    LP_ASSIGN_OR_RETURN(Parts p, EnvelopeParts(envelope_bytes));
+    return Verify(p, verifier_key);
+  }();
+  if (!result.ok())
+    return ::layerproof::store::PrintableStatus(result.status());
+  return result;
 }
 
 }  // namespace layerproof::check

@@ -72,6 +72,11 @@ std::string Printable(std::string_view bytes, size_t max_bytes) {
   return out;
 }
 
+Status PrintableStatus(Status s) {
+  if (s.ok() || IsPrintable(s.message())) return s;
+  return Status(s.code(), Printable(s.message()));
+}
+
 bool IsPrintable(std::string_view text) {
   for (size_t i = 0; i < text.size();) {
     const uint8_t b = static_cast<uint8_t>(text[i]);

@@ -22,6 +22,8 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/status.h"
+
 namespace layerproof::kernels {
 
 inline constexpr size_t kPrintableMaxBytes = 4096;
@@ -32,6 +34,12 @@ std::string Printable(std::string_view bytes,
 // Whether Printable would return `text` unchanged (tests and fuzz targets
 // assert it of every error message).
 bool IsPrintable(std::string_view text);
+
+// `s` with its message made Printable (OK stays OK). The public entry
+// points of the parsers of outside input return their errors through it,
+// so that no message quotes an attacker's bytes raw, however deep in the
+// parser it was made (tests/fuzz asserts it).
+Status PrintableStatus(Status s);
 
 }  // namespace layerproof::kernels
 

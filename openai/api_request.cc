@@ -372,45 +372,50 @@ absl::StatusOr<ApiRequest> ParseApiRequest(Endpoint endpoint,
                                            std::string_view body_text,
                                            std::string_view nonce_hex,
                                            const ServedModel& served) {
-  kernels::StatusOr<Json> parsed =
-      kernels::model::internal::ParseJson(body_text, kWhere);
-  if (!parsed.ok()) return store::ToAbslStatus(parsed.status());
-  const Json& body = *parsed;
-  if (!body.is_object()) {
-    return absl::InvalidArgumentError(
-        Cat(kWhere, ": got ", DescribeJson(body), ", want a JSON object"));
-  }
-  const auto& known = KnownFields(endpoint);
-  for (const auto& [key, value] : body.items()) {
-    if (known.count(key) == 0) {
+  absl::StatusOr<ApiRequest> result = [&]() -> absl::StatusOr<ApiRequest> {
+    kernels::StatusOr<Json> parsed =
+        kernels::model::internal::ParseJson(body_text, kWhere);
+    if (!parsed.ok()) return store::ToAbslStatus(parsed.status());
+    const Json& body = *parsed;
+    if (!body.is_object()) {
       return absl::InvalidArgumentError(
-          Cat(kWhere, ": ", key, ": not a field this server knows"));
+          Cat(kWhere, ": got ", DescribeJson(body), ", want a JSON object"));
     }
-  }
-  auto model = body.find("model");
-  if (model == body.end() || !model->is_string()) {
-    return Bad("model", model == body.end() ? Json() : *model, "a string");
-  }
-  if (model->get<std::string>() != served.name) {
-    return absl::NotFoundError(
-        Cat(kWhere, ": model: got ", DescribeJson(*model),
-            ", but this server serves only \"", served.name, "\""));
-  }
-  LP_RETURN_IF_ERROR(CheckNeutralFields(body));
+    const auto& known = KnownFields(endpoint);
+    for (const auto& [key, value] : body.items()) {
+      if (known.count(key) == 0) {
+        return absl::InvalidArgumentError(
+            Cat(kWhere, ": ", key, ": not a field this server knows"));
+      }
+    }
+    auto model = body.find("model");
+    if (model == body.end() || !model->is_string()) {
+      return Bad("model", model == body.end() ? Json() : *model, "a string");
+    }
+    if (model->get<std::string>() != served.name) {
+      return absl::NotFoundError(
+          Cat(kWhere, ": model: got ", DescribeJson(*model),
+              ", but this server serves only \"", served.name, "\""));
+    }
+    LP_RETURN_IF_ERROR(CheckNeutralFields(body));
 
-  ApiRequest r;
-  r.endpoint = endpoint;
-  LP_RETURN_IF_ERROR(ParseStream(body, r));
-  LP_ASSIGN_OR_RETURN(r.stop, ParseStop(body));
-  LP_RETURN_IF_ERROR(ParseSampling(body, r.generate));
-  if (endpoint == Endpoint::kCompletions) {
-    LP_RETURN_IF_ERROR(ParseCompletionPrompt(body, r));
-  } else {
-    LP_RETURN_IF_ERROR(ParseChatPrompt(body, served, r));
-  }
-  LP_RETURN_IF_ERROR(ParseMaxTokens(body, served, r));
-  LP_RETURN_IF_ERROR(ParseNonce(nonce_hex, r));
-  return r;
+    ApiRequest r;
+    r.endpoint = endpoint;
+    LP_RETURN_IF_ERROR(ParseStream(body, r));
+    LP_ASSIGN_OR_RETURN(r.stop, ParseStop(body));
+    LP_RETURN_IF_ERROR(ParseSampling(body, r.generate));
+    if (endpoint == Endpoint::kCompletions) {
+      LP_RETURN_IF_ERROR(ParseCompletionPrompt(body, r));
+    } else {
+      LP_RETURN_IF_ERROR(ParseChatPrompt(body, served, r));
+    }
+    LP_RETURN_IF_ERROR(ParseMaxTokens(body, served, r));
+    LP_RETURN_IF_ERROR(ParseNonce(nonce_hex, r));
+    return r;
+  }();
+  if (!result.ok())
+    return ::layerproof::store::PrintableStatus(result.status());
+  return result;
 }
 
 }  // namespace layerproof::openai

@@ -95,39 +95,45 @@ absl::StatusOr<RoleMap> RoleMap::Load(const std::string& path) {
 
 absl::StatusOr<RoleMap> RoleMap::Parse(std::string_view json,
                                        std::string_view source) {
-  LP_ASSIGN_OR_RETURN(Json root, ParseStrictJson(json, source));
-  if (!root.is_object()) {
-    return absl::InvalidArgumentError(
-        Cat(source, ": got ", TypeName(root),
-            ", want an object mapping certificate common names to role "
-            "arrays"));
-  }
-  RoleMap map;
-  for (const auto& [name, roles] : root.items()) {
-    if (name.empty()) {
+  absl::StatusOr<RoleMap> result = [&]() -> absl::StatusOr<RoleMap> {
+    LP_ASSIGN_OR_RETURN(Json root, ParseStrictJson(json, source));
+    if (!root.is_object()) {
       return absl::InvalidArgumentError(
-          Cat(source, ": got an empty common name, want a non-empty one"));
+          Cat(source, ": got ", TypeName(root),
+              ", want an object mapping certificate common names to role "
+              "arrays"));
     }
-    if (!roles.is_array()) {
-      return absl::InvalidArgumentError(
-          Cat(source, ": ", Quote(name), ": got ", TypeName(roles), " ",
-              DescribeJson(roles), ", want an array of role names"));
-    }
-    // An empty array is allowed: the name is known and holds no role.
-    map.roles_[name];
-    for (size_t i = 0; i < roles.size(); ++i) {
-      const Json& role = roles[i];
-      const std::optional<Role> parsed =
-          role.is_string() ? ParseRole(role.get<std::string>()) : std::nullopt;
-      if (!parsed) {
-        return absl::InvalidArgumentError(Cat(
-            source, ": ", Quote(name), "[", i, "]: got ", DescribeJson(role),
-            ", want one of \"prover\", \"auditor\", \"admin\""));
+    RoleMap map;
+    for (const auto& [name, roles] : root.items()) {
+      if (name.empty()) {
+        return absl::InvalidArgumentError(
+            Cat(source, ": got an empty common name, want a non-empty one"));
       }
-      map.Grant(name, *parsed);
+      if (!roles.is_array()) {
+        return absl::InvalidArgumentError(
+            Cat(source, ": ", Quote(name), ": got ", TypeName(roles), " ",
+                DescribeJson(roles), ", want an array of role names"));
+      }
+      // An empty array is allowed: the name is known and holds no role.
+      map.roles_[name];
+      for (size_t i = 0; i < roles.size(); ++i) {
+        const Json& role = roles[i];
+        const std::optional<Role> parsed =
+            role.is_string() ? ParseRole(role.get<std::string>())
+                             : std::nullopt;
+        if (!parsed) {
+          return absl::InvalidArgumentError(Cat(
+              source, ": ", Quote(name), "[", i, "]: got ", DescribeJson(role),
+              ", want one of \"prover\", \"auditor\", \"admin\""));
+        }
+        map.Grant(name, *parsed);
+      }
     }
-  }
-  return map;
+    return map;
+  }();
+  if (!result.ok())
+    return ::layerproof::store::PrintableStatus(result.status());
+  return result;
 }
 
 void RoleMap::Grant(const std::string& common_name, Role role) {

@@ -23,6 +23,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
   libonig-dev libutf8proc-dev python3-jinja2 libcpp-httplib-dev
   prometheus-cpp-dev prometheus systemd python3-yaml openssl clang-14
+  libclang-rt-14-dev
   qemu-user g++-aarch64-linux-gnu
 )
 # kubectl renders deploy/k8s (tests/deploy/k8s_manifests_test.py). Debian's

@@ -116,39 +116,43 @@ std::string CheckpointBody(const Checkpoint& c) {
 }
 
 absl::StatusOr<Checkpoint> ParseCheckpointBody(std::string_view text) {
-  if (text.empty() || text.back() != '\n') {
-    return BadNote("body must end with a newline");
-  }
-  std::vector<std::string_view> lines =
-      SplitLines(text.substr(0, text.size() - 1));
-  if (lines.size() < 3) return BadNote("body has fewer than 3 lines");
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].empty()) {
-      return BadNote(Cat("body line ", i + 1, " is empty"));
+  absl::StatusOr<Checkpoint> result = [&]() -> absl::StatusOr<Checkpoint> {
+    if (text.empty() || text.back() != '\n') {
+      return BadNote("body must end with a newline");
     }
-    if (!PrintableLine(lines[i])) {
-      return BadNote(Cat("body line ", i + 1, " has a control character"));
+    std::vector<std::string_view> lines =
+        SplitLines(text.substr(0, text.size() - 1));
+    if (lines.size() < 3) return BadNote("body has fewer than 3 lines");
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (lines[i].empty()) {
+        return BadNote(Cat("body line ", i + 1, " is empty"));
+      }
+      if (!PrintableLine(lines[i])) {
+        return BadNote(Cat("body line ", i + 1, " has a control character"));
+      }
     }
-  }
-  Checkpoint c;
-  c.origin = std::string(lines[0]);
-  const std::string_view size = lines[1];
-  const auto [end, ec] =
-      std::from_chars(size.data(), size.data() + size.size(), c.size);
-  if (ec != std::errc() || end != size.data() + size.size() ||
-      (size.size() > 1 && size[0] == '0')) {
-    return BadNote(
-        Cat("tree size line \"", size, "\" is not a decimal number"));
-  }
-  absl::StatusOr<std::string> root = Base64Decode(lines[2]);
-  if (!root.ok() || root->size() != c.root.size()) {
-    return BadNote("root hash line is not the base64 of 32 bytes");
-  }
-  std::copy(root->begin(), root->end(), c.root.begin());
-  for (size_t i = 3; i < lines.size(); ++i) {
-    c.extensions.emplace_back(lines[i]);
-  }
-  return c;
+    Checkpoint c;
+    c.origin = std::string(lines[0]);
+    const std::string_view size = lines[1];
+    const auto [end, ec] =
+        std::from_chars(size.data(), size.data() + size.size(), c.size);
+    if (ec != std::errc() || end != size.data() + size.size() ||
+        (size.size() > 1 && size[0] == '0')) {
+      return BadNote(
+          Cat("tree size line \"", size, "\" is not a decimal number"));
+    }
+    absl::StatusOr<std::string> root = Base64Decode(lines[2]);
+    if (!root.ok() || root->size() != c.root.size()) {
+      return BadNote("root hash line is not the base64 of 32 bytes");
+    }
+    std::copy(root->begin(), root->end(), c.root.begin());
+    for (size_t i = 3; i < lines.size(); ++i) {
+      c.extensions.emplace_back(lines[i]);
+    }
+    return c;
+  }();
+  if (!result.ok()) return PrintableStatus(result.status());
+  return result;
 }
 
 uint32_t NoteKeyId(std::string_view name, const Ed25519PublicKey& key) {
@@ -205,65 +209,69 @@ absl::StatusOr<std::string> CheckpointSigner::Sign(const Checkpoint& c) const {
 
 absl::StatusOr<Checkpoint> CheckpointVerifier::Verify(
     std::string_view note, std::string_view origin) const {
-  if (note.size() > kMaxNoteBytes) {
-    return BadNote(Cat("larger than ", kMaxNoteBytes, " bytes"));
-  }
-  const size_t split = note.find("\n\n");
-  if (split == std::string_view::npos) {
-    return BadNote("no blank line before the signatures");
-  }
-  const std::string_view body = note.substr(0, split + 1);
-  std::string_view sigs = note.substr(split + 2);
-  if (sigs.empty() || sigs.back() != '\n') {
-    return BadNote("signature block must end with a newline");
-  }
-  LP_ASSIGN_OR_RETURN(Checkpoint c, ParseCheckpointBody(body));
-  if (!origin.empty() && c.origin != origin) {
-    return absl::PermissionDeniedError(Cat(
-        "checkpoint note: origin \"", c.origin, "\", want \"", origin, "\""));
-  }
-  const uint32_t want_id = NoteKeyId(name_, key_);
-  std::vector<std::string_view> lines =
-      SplitLines(sigs.substr(0, sigs.size() - 1));
-  if (static_cast<int>(lines.size()) > kMaxSignatures) {
-    return BadNote(Cat("more than ", kMaxSignatures, " signatures"));
-  }
-  bool verified = false;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::string_view line = lines[i];
-    if (line.substr(0, kSignaturePrefix.size()) != kSignaturePrefix) {
-      return BadNote(
-          Cat("signature line ", i + 1, " does not start with \"— \""));
+  absl::StatusOr<Checkpoint> result = [&]() -> absl::StatusOr<Checkpoint> {
+    if (note.size() > kMaxNoteBytes) {
+      return BadNote(Cat("larger than ", kMaxNoteBytes, " bytes"));
     }
-    line.remove_prefix(kSignaturePrefix.size());
-    const size_t space = line.find(' ');
-    if (space == std::string_view::npos || space == 0) {
-      return BadNote(Cat("signature line ", i + 1, " has no key name"));
+    const size_t split = note.find("\n\n");
+    if (split == std::string_view::npos) {
+      return BadNote("no blank line before the signatures");
     }
-    absl::StatusOr<std::string> blob = Base64Decode(line.substr(space + 1));
-    if (!blob.ok() || blob->size() < 5) {
-      return BadNote(Cat("signature line ", i + 1,
-                         " is not base64 of a key id and signature"));
+    const std::string_view body = note.substr(0, split + 1);
+    std::string_view sigs = note.substr(split + 2);
+    if (sigs.empty() || sigs.back() != '\n') {
+      return BadNote("signature block must end with a newline");
     }
-    const uint32_t id = uint32_t(uint8_t((*blob)[0])) << 24 |
-                        uint32_t(uint8_t((*blob)[1])) << 16 |
-                        uint32_t(uint8_t((*blob)[2])) << 8 |
-                        uint32_t(uint8_t((*blob)[3]));
-    if (line.substr(0, space) != name_ || id != want_id) continue;
-    if (blob->size() != 4 + 64) {
-      return BadNote(
-          Cat("signature line ", i + 1, ": Ed25519 signature is not 64 bytes"));
+    LP_ASSIGN_OR_RETURN(Checkpoint c, ParseCheckpointBody(body));
+    if (!origin.empty() && c.origin != origin) {
+      return absl::PermissionDeniedError(Cat(
+          "checkpoint note: origin \"", c.origin, "\", want \"", origin, "\""));
     }
-    if (key_.Verify(AsBytes(body), AsBytes(std::string_view(*blob).substr(4)))
-            .ok()) {
-      verified = true;
+    const uint32_t want_id = NoteKeyId(name_, key_);
+    std::vector<std::string_view> lines =
+        SplitLines(sigs.substr(0, sigs.size() - 1));
+    if (static_cast<int>(lines.size()) > kMaxSignatures) {
+      return BadNote(Cat("more than ", kMaxSignatures, " signatures"));
     }
-  }
-  if (!verified) {
-    return absl::PermissionDeniedError(
-        Cat("checkpoint note: no valid signature by key \"", name_, "\""));
-  }
-  return c;
+    bool verified = false;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      std::string_view line = lines[i];
+      if (line.substr(0, kSignaturePrefix.size()) != kSignaturePrefix) {
+        return BadNote(
+            Cat("signature line ", i + 1, " does not start with \"— \""));
+      }
+      line.remove_prefix(kSignaturePrefix.size());
+      const size_t space = line.find(' ');
+      if (space == std::string_view::npos || space == 0) {
+        return BadNote(Cat("signature line ", i + 1, " has no key name"));
+      }
+      absl::StatusOr<std::string> blob = Base64Decode(line.substr(space + 1));
+      if (!blob.ok() || blob->size() < 5) {
+        return BadNote(Cat("signature line ", i + 1,
+                           " is not base64 of a key id and signature"));
+      }
+      const uint32_t id = uint32_t(uint8_t((*blob)[0])) << 24 |
+                          uint32_t(uint8_t((*blob)[1])) << 16 |
+                          uint32_t(uint8_t((*blob)[2])) << 8 |
+                          uint32_t(uint8_t((*blob)[3]));
+      if (line.substr(0, space) != name_ || id != want_id) continue;
+      if (blob->size() != 4 + 64) {
+        return BadNote(Cat("signature line ", i + 1,
+                           ": Ed25519 signature is not 64 bytes"));
+      }
+      if (key_.Verify(AsBytes(body), AsBytes(std::string_view(*blob).substr(4)))
+              .ok()) {
+        verified = true;
+      }
+    }
+    if (!verified) {
+      return absl::PermissionDeniedError(
+          Cat("checkpoint note: no valid signature by key \"", name_, "\""));
+    }
+    return c;
+  }();
+  if (!result.ok()) return PrintableStatus(result.status());
+  return result;
 }
 
 }  // namespace layerproof::store

@@ -11,6 +11,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "kernels/status.h"
 #include "store/commitment.h"
+#include "store/status.h"
 
 namespace layerproof::store {
 namespace {
@@ -121,93 +122,113 @@ const Ed25519PublicKey* KeyRing::Find(const Sha256Hash& key_id) const {
 absl::StatusOr<VerifiedEnvelope> VerifyEnvelope(
     std::string_view envelope_bytes, const KeyRing& keys,
     std::string_view expected_payload_type, size_t max_bytes) {
-  if (envelope_bytes.size() > max_bytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Envelope: got ", envelope_bytes.size(),
-                     " bytes, want <= ", max_bytes));
-  }
-  LP_ASSIGN_OR_RETURN(v1::Envelope envelope,
-                      ParseRecord<v1::Envelope>(envelope_bytes, "Envelope"));
-  if (envelope.payload_type() != expected_payload_type) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("Envelope.payload_type: got \"", envelope.payload_type(),
-                     "\", want \"", Av(expected_payload_type), "\""));
-  }
-  const int n = envelope.signatures_size();
-  if (n < 1 || n > kMaxEnvelopeSignatures) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Envelope.signatures: got ", n, ", want 1..", kMaxEnvelopeSignatures));
-  }
-  // Shape first, so that no signature is checked in an envelope that is
-  // malformed further on.
-  for (int i = 0; i < n; ++i) {
-    const v1::Envelope::Signature& s = envelope.signatures(i);
-    if (s.keyid().size() != Sha256Hash().size()) {
+  absl::StatusOr<VerifiedEnvelope> result =
+      [&]() -> absl::StatusOr<VerifiedEnvelope> {
+    if (envelope_bytes.size() > max_bytes) {
       return absl::InvalidArgumentError(
-          absl::StrCat("Envelope.signatures[", i, "].keyid: got ",
-                       s.keyid().size(), " bytes, want 32"));
+          absl::StrCat("Envelope: got ", envelope_bytes.size(),
+                       " bytes, want <= ", max_bytes));
     }
-    if (s.sig().size() != Ed25519Signature().size()) {
+    LP_ASSIGN_OR_RETURN(v1::Envelope envelope,
+                        ParseRecord<v1::Envelope>(envelope_bytes, "Envelope"));
+    if (envelope.payload_type() != expected_payload_type) {
       return absl::InvalidArgumentError(
-          absl::StrCat("Envelope.signatures[", i, "].sig: got ", s.sig().size(),
-                       " bytes, want 64"));
+          absl::StrCat("Envelope.payload_type: got \"", envelope.payload_type(),
+                       "\", want \"", Av(expected_payload_type), "\""));
     }
-    for (int j = 0; j < i; ++j) {
-      if (envelope.signatures(j).keyid() == s.keyid()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "Envelope.signatures[", i, "].keyid: got ", KeyIdHex(s.keyid()),
-            " again (signatures[", j, "]), want each key once"));
+    const int n = envelope.signatures_size();
+    if (n < 1 || n > kMaxEnvelopeSignatures) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Envelope.signatures: got ", n, ", want 1..",
+                       kMaxEnvelopeSignatures));
+    }
+    // Shape first, so that no signature is checked in an envelope that is
+    // malformed further on.
+    for (int i = 0; i < n; ++i) {
+      const v1::Envelope::Signature& s = envelope.signatures(i);
+      if (s.keyid().size() != Sha256Hash().size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Envelope.signatures[", i, "].keyid: got ",
+                         s.keyid().size(), " bytes, want 32"));
+      }
+      if (s.sig().size() != Ed25519Signature().size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("Envelope.signatures[", i, "].sig: got ",
+                         s.sig().size(), " bytes, want 64"));
+      }
+      for (int j = 0; j < i; ++j) {
+        if (envelope.signatures(j).keyid() == s.keyid()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "Envelope.signatures[", i, "].keyid: got ", KeyIdHex(s.keyid()),
+              " again (signatures[", j, "]), want each key once"));
+        }
       }
     }
-  }
 
-  VerifiedEnvelope out;
-  const std::string pae =
-      PreAuthEncoding(envelope.payload_type(), envelope.payload());
-  for (int i = 0; i < n; ++i) {
-    const v1::Envelope::Signature& s = envelope.signatures(i);
-    Sha256Hash key_id;
-    std::copy(s.keyid().begin(), s.keyid().end(), key_id.begin());
-    const Ed25519PublicKey* key = keys.Find(key_id);
-    if (key == nullptr) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "Envelope.signatures[", i, "].keyid: ", KeyIdHex(s.keyid()),
-          " is not a trusted key"));
+    VerifiedEnvelope out;
+    const std::string pae =
+        PreAuthEncoding(envelope.payload_type(), envelope.payload());
+    for (int i = 0; i < n; ++i) {
+      const v1::Envelope::Signature& s = envelope.signatures(i);
+      Sha256Hash key_id;
+      std::copy(s.keyid().begin(), s.keyid().end(), key_id.begin());
+      const Ed25519PublicKey* key = keys.Find(key_id);
+      if (key == nullptr) {
+        return absl::PermissionDeniedError(absl::StrCat(
+            "Envelope.signatures[", i, "].keyid: ", KeyIdHex(s.keyid()),
+            " is not a trusted key"));
+      }
+      if (absl::Status st = key->Verify(AsBytes(pae), AsBytes(s.sig()));
+          !st.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "Envelope.signatures[", i, "]: signature by key ",
+            KeyIdHex(s.keyid()), " does not verify: ", st.message()));
+      }
+      out.key_ids.push_back(key_id);
     }
-    if (absl::Status st = key->Verify(AsBytes(pae), AsBytes(s.sig()));
-        !st.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "Envelope.signatures[", i, "]: signature by key ",
-          KeyIdHex(s.keyid()), " does not verify: ", st.message()));
-    }
-    out.key_ids.push_back(key_id);
-  }
-  out.payload_type = std::move(*envelope.mutable_payload_type());
-  out.payload = std::move(*envelope.mutable_payload());
-  return out;
+    out.payload_type = std::move(*envelope.mutable_payload_type());
+    out.payload = std::move(*envelope.mutable_payload());
+    return out;
+  }();
+  if (!result.ok()) return PrintableStatus(result.status());
+  return result;
 }
 
 absl::StatusOr<v1::Commitment> ParseCommitment(std::string_view payload) {
-  LP_ASSIGN_OR_RETURN(v1::Commitment c,
-                      ParseRecord<v1::Commitment>(payload, "Commitment"));
-  LP_RETURN_IF_ERROR(ValidateCommitment(c));
-  return c;
+  absl::StatusOr<v1::Commitment> result =
+      [&]() -> absl::StatusOr<v1::Commitment> {
+    LP_ASSIGN_OR_RETURN(v1::Commitment c,
+                        ParseRecord<v1::Commitment>(payload, "Commitment"));
+    LP_RETURN_IF_ERROR(ValidateCommitment(c));
+    return c;
+  }();
+  if (!result.ok()) return PrintableStatus(result.status());
+  return result;
 }
 
 absl::StatusOr<v1::Verdict> ParseVerdict(std::string_view payload) {
-  LP_ASSIGN_OR_RETURN(v1::Verdict v,
-                      ParseRecord<v1::Verdict>(payload, "Verdict"));
-  LP_RETURN_IF_ERROR(ValidateVerdict(v));
-  return v;
+  absl::StatusOr<v1::Verdict> result = [&]() -> absl::StatusOr<v1::Verdict> {
+    LP_ASSIGN_OR_RETURN(v1::Verdict v,
+                        ParseRecord<v1::Verdict>(payload, "Verdict"));
+    LP_RETURN_IF_ERROR(ValidateVerdict(v));
+    return v;
+  }();
+  if (!result.ok()) return PrintableStatus(result.status());
+  return result;
 }
 
 absl::StatusOr<v1::SubmissionPromise> ParseSubmissionPromise(
     std::string_view payload) {
-  LP_ASSIGN_OR_RETURN(
-      v1::SubmissionPromise p,
-      ParseRecord<v1::SubmissionPromise>(payload, "SubmissionPromise"));
-  LP_RETURN_IF_ERROR(ValidateSubmissionPromise(p));
-  return p;
+  absl::StatusOr<v1::SubmissionPromise> result =
+      [&]() -> absl::StatusOr<v1::SubmissionPromise> {
+    LP_ASSIGN_OR_RETURN(
+        v1::SubmissionPromise p,
+        ParseRecord<v1::SubmissionPromise>(payload, "SubmissionPromise"));
+    LP_RETURN_IF_ERROR(ValidateSubmissionPromise(p));
+    return p;
+  }();
+  if (!result.ok()) return PrintableStatus(result.status());
+  return result;
 }
 
 }  // namespace layerproof::store

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/status.h"
+#include "store/status.h"
 
 namespace layerproof::store {
 namespace {
@@ -387,64 +388,78 @@ absl::Status VerifyConsistency(uint64_t old_size, uint64_t new_size,
 // Text forms
 
 absl::StatusOr<Sha256Hash> ParseHash(std::string_view hex) {
-  if (hex.size() != 64) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "got ", hex.size(), " characters, want 64 hex digits (a SHA-256)"));
-  }
-  absl::StatusOr<std::string> bytes = HexDecode(hex);
-  if (!bytes.ok() || bytes->size() != 32) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("\"", std::string(hex), "\" is not 64 hex digits"));
-  }
-  Sha256Hash hash;
-  std::memcpy(hash.data(), bytes->data(), 32);
-  return hash;
+  absl::StatusOr<Sha256Hash> result = [&]() -> absl::StatusOr<Sha256Hash> {
+    if (hex.size() != 64) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "got ", hex.size(), " characters, want 64 hex digits (a SHA-256)"));
+    }
+    absl::StatusOr<std::string> bytes = HexDecode(hex);
+    if (!bytes.ok() || bytes->size() != 32) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", std::string(hex), "\" is not 64 hex digits"));
+    }
+    Sha256Hash hash;
+    std::memcpy(hash.data(), bytes->data(), 32);
+    return hash;
+  }();
+  if (!result.ok()) return PrintableStatus(result.status());
+  return result;
 }
 
 absl::StatusOr<std::vector<Sha256Hash>> ParseProof(std::string_view text) {
-  std::vector<Sha256Hash> proof;
-  if (text.empty()) return proof;
-  size_t start = 0;
-  while (true) {
-    const size_t comma = text.find(',', start);
-    const std::string_view item = text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos
-                                               : comma - start);
-    absl::StatusOr<Sha256Hash> hash = ParseHash(item);
-    if (!hash.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "proof item ", proof.size(), ": ", hash.status().message()));
+  absl::StatusOr<std::vector<Sha256Hash>> result =
+      [&]() -> absl::StatusOr<std::vector<Sha256Hash>> {
+    std::vector<Sha256Hash> proof;
+    if (text.empty()) return proof;
+    size_t start = 0;
+    while (true) {
+      const size_t comma = text.find(',', start);
+      const std::string_view item = text.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos
+                                                 : comma - start);
+      absl::StatusOr<Sha256Hash> hash = ParseHash(item);
+      if (!hash.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "proof item ", proof.size(), ": ", hash.status().message()));
+      }
+      proof.push_back(*hash);
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
     }
-    proof.push_back(*hash);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return proof;
+    return proof;
+  }();
+  if (!result.ok()) return PrintableStatus(result.status());
+  return result;
 }
 
 absl::StatusOr<std::vector<std::string>> ParseLeafLines(std::string_view text) {
-  std::vector<std::string> leaves;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t newline = text.find('\n', start);
-    if (newline == std::string_view::npos) newline = text.size();
-    std::string_view line = text.substr(start, newline - start);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) {
-      leaves.emplace_back();  // an empty leaf
-    } else {
-      absl::StatusOr<std::string> data = HexDecode(line);
-      if (!data.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "line ", leaves.size() + 1, ": \"", std::string(line.substr(0, 80)),
-            line.size() > 80 ? "..." : "", "\" is not hex (",
-            data.status().message(), ")"));
+  absl::StatusOr<std::vector<std::string>> result =
+      [&]() -> absl::StatusOr<std::vector<std::string>> {
+    std::vector<std::string> leaves;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t newline = text.find('\n', start);
+      if (newline == std::string_view::npos) newline = text.size();
+      std::string_view line = text.substr(start, newline - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (line.empty()) {
+        leaves.emplace_back();  // an empty leaf
+      } else {
+        absl::StatusOr<std::string> data = HexDecode(line);
+        if (!data.ok()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "line ", leaves.size() + 1, ": \"",
+              std::string(line.substr(0, 80)), line.size() > 80 ? "..." : "",
+              "\" is not hex (", data.status().message(), ")"));
+        }
+        leaves.push_back(*std::move(data));
       }
-      leaves.push_back(*std::move(data));
+      start = newline + 1;
     }
-    start = newline + 1;
-  }
-  return leaves;
+    return leaves;
+  }();
+  if (!result.ok()) return PrintableStatus(result.status());
+  return result;
 }
 
 }  // namespace layerproof::store

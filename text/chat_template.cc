@@ -3,6 +3,7 @@
 #include <ctime>
 #include <utility>
 
+#include "kernels/printable.h"
 #include "text/internal/jinja_ast.h"
 #include "text/internal/jinja_builtins.h"
 #include "text/internal/jinja_eval.h"
@@ -19,7 +20,9 @@ struct ChatTemplate::Tree {
 StatusOr<ChatTemplate> ChatTemplate::Parse(std::string_view source,
                                            std::string_view file) {
   auto tree = std::make_shared<Tree>();
-  LP_ASSIGN_OR_RETURN(tree->body, jinja::ParseTemplate(source, file));
+  auto body = jinja::ParseTemplate(source, file);
+  if (!body.ok()) return kernels::PrintableStatus(body.status());
+  tree->body = *std::move(body);
   return ChatTemplate(std::move(tree), std::string(file));
 }
 
@@ -47,20 +50,25 @@ StatusOr<std::string> ChatTemplate::Render(const ChatInput& input) const {
               jinja::Value::Bool(input.add_generation_prompt));
   if (input.now_unix_seconds.has_value()) {
     const std::time_t now = static_cast<std::time_t>(*input.now_unix_seconds);
-    globals.Set("strftime_now", jinja::Value::Func(
-        [now](jinja::CallArgs& a) -> StatusOr<jinja::Value> {
+    globals.Set(
+        "strftime_now",
+        jinja::Value::Func([now](jinja::CallArgs& a) -> StatusOr<jinja::Value> {
           if (a.positional.size() != 1 || !a.positional[0].is_string() ||
               a.positional[0].s.size() > 64) {
-            return jinja::ErrorAt(a.line, "strftime_now takes one format string");
+            return jinja::ErrorAt(a.line,
+                                  "strftime_now takes one format string");
           }
           std::tm tm{};
           gmtime_r(&now, &tm);
           char buf[256];
-          const size_t n = std::strftime(buf, sizeof buf, a.positional[0].s.c_str(), &tm);
+          const size_t n =
+              std::strftime(buf, sizeof buf, a.positional[0].s.c_str(), &tm);
           return jinja::Value::Str(std::string(buf, n));
         }));
   }
-  return jinja::Render(tree_->body, globals, file_);
+  StatusOr<std::string> rendered = jinja::Render(tree_->body, globals, file_);
+  if (!rendered.ok()) return kernels::PrintableStatus(rendered.status());
+  return rendered;
 }
 
 }  // namespace layerproof::text

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/model/internal/file_io.h"
+#include "kernels/printable.h"
 #include "text/internal/gguf_families.h"
 #include "text/internal/unicode.h"
 
@@ -61,7 +62,9 @@ StatusOr<std::optional<int32_t>> OptionalId(const GgufFile& g,
 
 }  // namespace
 
-StatusOr<GgufTokenizerFiles> TokenizerFilesFromGguf(const GgufFile& g) {
+namespace {
+
+StatusOr<GgufTokenizerFiles> TokenizerFilesUnescaped(const GgufFile& g) {
   const std::string& file = g.path();
   LP_ASSIGN_OR_RETURN(std::string model, g.GetString("tokenizer.ggml.model"));
   if (model != "gpt2") {
@@ -259,6 +262,14 @@ StatusOr<GgufTokenizerFiles> TokenizerFilesFromGguf(const GgufFile& g) {
   out.tokenizer_json = root.dump();
   out.config_json = config.dump();
   return out;
+}
+
+}  // namespace
+
+StatusOr<GgufTokenizerFiles> TokenizerFilesFromGguf(const GgufFile& g) {
+  StatusOr<GgufTokenizerFiles> files = TokenizerFilesUnescaped(g);
+  if (!files.ok()) return kernels::PrintableStatus(files.status());
+  return files;
 }
 
 StatusOr<std::string> TokenizerJsonFromGguf(const GgufFile& gguf) {

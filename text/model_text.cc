@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "kernels/model/internal/file_io.h"
+#include "kernels/printable.h"
 
 namespace layerproof::text {
 namespace {
@@ -66,6 +67,15 @@ StatusOr<std::unique_ptr<ModelText>> ModelText::Load(const std::string& dir) {
 }
 
 StatusOr<std::unique_ptr<ModelText>> ModelText::FromJson(
+    std::string_view tokenizer_json, std::string_view config_json,
+    std::optional<std::string> chat_template, std::string_view where) {
+  StatusOr<std::unique_ptr<ModelText>> m = FromJsonUnescaped(
+      tokenizer_json, config_json, std::move(chat_template), where);
+  if (!m.ok()) return kernels::PrintableStatus(m.status());
+  return m;
+}
+
+StatusOr<std::unique_ptr<ModelText>> ModelText::FromJsonUnescaped(
     std::string_view tokenizer_json, std::string_view config_json,
     std::optional<std::string> chat_template, std::string_view where) {
   std::unique_ptr<ModelText> m(new ModelText());

@@ -71,6 +71,10 @@ class ModelText {
 
  private:
   ModelText() = default;
+  // FromJson, its errors not yet made printable.
+  static StatusOr<std::unique_ptr<ModelText>> FromJsonUnescaped(
+      std::string_view tokenizer_json, std::string_view config_json,
+      std::optional<std::string> chat_template, std::string_view where);
 
   std::unique_ptr<Tokenizer> tokenizer_;
   std::map<std::string, std::string> special_tokens_;

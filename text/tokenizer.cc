@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/model/internal/file_io.h"
+#include "kernels/printable.h"
 #include "kernels/status.h"
 #include "text/internal/added_tokens.h"
 #include "text/internal/pipeline.h"
@@ -71,7 +72,8 @@ Tokenizer::Impl::Impl(internal::TokenizerSpec spec) : spec_(std::move(spec)) {
     normalized_patterns.push_back(std::move(content));
   }
   raw_tokens_ = internal::AddedTokenMatcher(raw, raw_patterns);
-  normalized_tokens_ = internal::AddedTokenMatcher(normalized, normalized_patterns);
+  normalized_tokens_ =
+      internal::AddedTokenMatcher(normalized, normalized_patterns);
 }
 
 StatusOr<std::vector<int32_t>> Tokenizer::Impl::Encode(
@@ -135,9 +137,9 @@ Status Tokenizer::Impl::EncodeSegment(std::string_view text, size_t offset,
   };
   size_t pos = 0;
   for (const internal::AddedMatch& m : normalized_tokens_.Find(normalized)) {
-    LP_RETURN_IF_ERROR(encode_pieces(
-        std::string_view(normalized).substr(pos, m.begin - pos),
-        offset == 0 && pos == 0));
+    LP_RETURN_IF_ERROR(
+        encode_pieces(std::string_view(normalized).substr(pos, m.begin - pos),
+                      offset == 0 && pos == 0));
     ids->push_back(m.id);
     pos = m.end;
   }
@@ -181,15 +183,17 @@ Tokenizer::~Tokenizer() = default;
 
 StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromJson(
     std::string_view json, std::string_view file) {
-  LP_ASSIGN_OR_RETURN(internal::TokenizerSpec spec,
-                      internal::ParseTokenizerSpec(json, file));
+  StatusOr<internal::TokenizerSpec> parsed =
+      internal::ParseTokenizerSpec(json, file);
+  if (!parsed.ok()) return kernels::PrintableStatus(parsed.status());
+  internal::TokenizerSpec spec = *std::move(parsed);
   return std::unique_ptr<Tokenizer>(
       new Tokenizer(std::make_unique<Impl>(std::move(spec))));
 }
 
 StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& path) {
-  LP_ASSIGN_OR_RETURN(std::string text,
-                      kernels::model::internal::ReadSmallFile(path, kMaxFileBytes));
+  LP_ASSIGN_OR_RETURN(std::string text, kernels::model::internal::ReadSmallFile(
+                                            path, kMaxFileBytes));
   return FromJson(text, path);
 }
 
@@ -197,14 +201,18 @@ int64_t Tokenizer::vocab_size() const {
   return static_cast<int64_t>(impl_->spec().id_to_token.size());
 }
 
-StatusOr<std::vector<int32_t>> Tokenizer::Encode(std::string_view text,
-                                                 bool add_special_tokens) const {
-  return impl_->Encode(text, add_special_tokens);
+StatusOr<std::vector<int32_t>> Tokenizer::Encode(
+    std::string_view text, bool add_special_tokens) const {
+  StatusOr<std::vector<int32_t>> ids = impl_->Encode(text, add_special_tokens);
+  if (!ids.ok()) return kernels::PrintableStatus(ids.status());
+  return ids;
 }
 
 StatusOr<std::string> Tokenizer::Decode(const std::vector<int32_t>& ids,
                                         bool skip_special) const {
-  return impl_->Decode(ids, skip_special);
+  StatusOr<std::string> text = impl_->Decode(ids, skip_special);
+  if (!text.ok()) return kernels::PrintableStatus(text.status());
+  return text;
 }
 
 std::optional<int32_t> Tokenizer::TokenId(std::string_view token) const {

@@ -1,12 +1,9 @@
 #include "verifier/opening_client.h"
 
 #include <algorithm>
-#include <bit>
-#include <cstring>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "check/opening_header.h"
+#include "check/opening_stream.h"
 #include "grpc/grpc.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
@@ -26,11 +23,6 @@ constexpr absl::Duration kMaxRetryBackoff = absl::Seconds(1);
 // 120 s, would leave a restarted prover unreachable for minutes).
 constexpr int kInitialReconnectBackoffMs = 100;
 constexpr int kMaxReconnectBackoffMs = 1000;
-
-absl::Status Malformed(std::string what) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("opening malformed: ", std::move(what)));
-}
 
 // A channel as rpc::MakeChannel makes one, reconnecting fast.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> OpeningChannel(
@@ -60,140 +52,6 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> OpeningChannel(
   return grpc::CreateCustomChannel(address, creds, args);
 }
 
-// Reassembles one opening's chunks, checking each as it arrives
-// (opening_client.h lists the rules).
-class OpeningAssembler {
- public:
-  // `positions` and `hidden_size`: what the commitment fixes.
-  OpeningAssembler(const std::vector<uint32_t>& layers, uint64_t positions,
-                   uint64_t hidden_size, uint64_t max_bytes)
-      : layers_(layers),
-        positions_(positions),
-        hidden_size_(hidden_size),
-        max_bytes_(max_bytes) {}
-
-  absl::Status Add(v1::OpenChunk& chunk) {
-    const int64_t index = chunks_++;
-    if (chunk.has_header()) {
-      if (have_header_) {
-        return Malformed(absl::StrCat("chunk ", index,
-                                      ": a second header, want one header"));
-      }
-      have_header_ = true;
-      return TakeHeader(std::move(*chunk.mutable_header()));
-    }
-    if (!chunk.has_rows()) {
-      return Malformed(absl::StrCat("chunk ", index,
-                                    ": empty, want a header "
-                                    "or activation rows"));
-    }
-    if (!have_header_) {
-      return Malformed(absl::StrCat(
-          "chunk ", index, ": activation rows, want the header first"));
-    }
-    return TakeRows(index, chunk.rows());
-  }
-
-  absl::StatusOr<check::Opening> Finish() {
-    if (!have_header_) return Malformed("ended without a header");
-    if (current_ < layers_.size()) {
-      return Malformed(absl::StrCat(
-          "ended after ", rows_, " of ", opening_.header.positions(),
-          " rows of h^", layers_[current_], " (", layers_.size() - current_,
-          " requested layers incomplete)"));
-    }
-    return std::move(opening_);
-  }
-
- private:
-  absl::Status TakeHeader(v1::OpeningHeader header) {
-    if (absl::Status shape = check::CheckOpeningHeaderShape(
-            header, layers_, positions_, hidden_size_);
-        !shape.ok()) {
-      return Malformed(std::string(shape.message()));
-    }
-    row_bytes_ = hidden_size_ * sizeof(float);
-    if (!layers_.empty() &&
-        (positions_ > max_bytes_ / row_bytes_ ||
-         positions_ * row_bytes_ > max_bytes_ / layers_.size())) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "opening too large: ", layers_.size(), " layers of positions ",
-          positions_, " x hidden_size ", hidden_size_,
-          " x 4 bytes exceed the limit of ", max_bytes_,
-          " bytes (GrpcOpeningSourceOptions.max_opening_bytes)"));
-    }
-    opening_.header = std::move(header);
-    return absl::OkStatus();
-  }
-
-  absl::Status TakeRows(int64_t index, const v1::ActivationRows& rows) {
-    if (current_ >= layers_.size()) {
-      return Malformed(absl::StrCat("chunk ", index, ": rows of h^",
-                                    rows.layer(),
-                                    " after every requested layer was "
-                                    "complete, want the end of the stream"));
-    }
-    const uint32_t layer = layers_[current_];
-    if (rows.layer() != layer) {
-      return Malformed(
-          absl::StrCat("chunk ", index, ": ActivationRows.layer: got ",
-                       rows.layer(), ", want ", layer,
-                       " (layers in requested order, each complete "
-                       "before the next)"));
-    }
-    if (rows.position0() != rows_) {
-      return Malformed(absl::StrCat(
-          "chunk ", index, ": ActivationRows.position0: got ", rows.position0(),
-          ", want ", rows_, " (rows contiguous in position order)"));
-    }
-    const std::string& data = rows.data();
-    if (data.empty() || data.size() % row_bytes_ != 0) {
-      return Malformed(absl::StrCat("chunk ", index,
-                                    ": ActivationRows.data: got ", data.size(),
-                                    " bytes, want a non-empty multiple of ",
-                                    row_bytes_, " (hidden_size x 4)"));
-    }
-    const uint64_t n = data.size() / row_bytes_;
-    const uint64_t positions = positions_;
-    if (n > positions - rows_) {
-      return Malformed(absl::StrCat(
-          "chunk ", index, ": rows ", rows_, "..", rows_ + n - 1, " of h^",
-          layer, ", want rows < ", positions, " (OpeningHeader.positions)"));
-    }
-    std::vector<float>& out = opening_.layers[layer];
-    if (out.empty()) out.reserve(positions * hidden_size_);
-    const size_t at = out.size();
-    out.resize(at + data.size() / sizeof(float));
-    if constexpr (std::endian::native == std::endian::little) {
-      std::memcpy(out.data() + at, data.data(), data.size());
-    } else {
-      for (size_t i = 0; i < data.size() / 4; ++i) {
-        const auto* b = reinterpret_cast<const uint8_t*>(data.data()) + 4 * i;
-        const uint32_t bits = uint32_t{b[0]} | uint32_t{b[1]} << 8 |
-                              uint32_t{b[2]} << 16 | uint32_t{b[3]} << 24;
-        out[at + i] = std::bit_cast<float>(bits);
-      }
-    }
-    rows_ += n;
-    if (rows_ == positions) {
-      ++current_;
-      rows_ = 0;
-    }
-    return absl::OkStatus();
-  }
-
-  const std::vector<uint32_t>& layers_;
-  const uint64_t positions_;
-  const uint64_t hidden_size_;
-  const uint64_t max_bytes_;
-  check::Opening opening_;
-  bool have_header_ = false;
-  int64_t chunks_ = 0;
-  uint64_t row_bytes_ = 0;
-  size_t current_ = 0;  // index in layers_ of the layer being received
-  uint64_t rows_ = 0;   // rows of that layer received so far
-};
-
 // One call of Opening.Open. `transient` when it failed for the transport
 // (retried until the deadline).
 struct Attempt {
@@ -209,7 +67,7 @@ Attempt OpenOnce(v1::Opening::Stub& stub, const v1::OpenRequest& request,
   context.set_deadline(absl::ToChronoTime(deadline));
   std::unique_ptr<grpc::ClientReader<v1::OpenChunk>> reader =
       stub.Open(&context, request);
-  OpeningAssembler assembler(layers, positions, hidden_size, max_bytes);
+  check::OpeningAssembler assembler(layers, positions, hidden_size, max_bytes);
   absl::Status malformed;
   v1::OpenChunk chunk;
   while (reader->Read(&chunk)) {

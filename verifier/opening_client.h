@@ -2,8 +2,9 @@
 // an OpeningSource that calls Opening.Open over gRPC and reassembles the
 // streamed header and ActivationRows chunks into an Opening.
 //
-// The stream is validated strictly as it arrives, and anything wrong ends
-// the call with an error naming what was wrong (the audit's FAIL_OPENING
+// The stream is validated strictly as it arrives (check::OpeningAssembler,
+// check/opening_stream.h, holds the rules), and anything wrong ends the
+// call with an error naming what was wrong (the audit's FAIL_OPENING
 // detail, "opening malformed: ..."):
 //   - the first chunk is the header, and there is exactly one;
 //   - the header lists exactly the requested layers, and its positions and

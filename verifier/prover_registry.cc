@@ -9,6 +9,7 @@
 #include "kernels/status.h"
 #include "nlohmann/json.hpp"
 #include "store/internal/str_cat.h"
+#include "store/status.h"
 
 namespace layerproof::verifier {
 namespace {
@@ -29,90 +30,96 @@ absl::Status Invalid(std::string_view source, std::string_view field,
 absl::StatusOr<std::vector<ProverRegistration>> ParseProverRegistry(
     std::string_view json, std::string_view source, const std::string& base_dir,
     const rpc::TlsOptions& opening_tls) {
-  nlohmann::json doc = nlohmann::json::parse(json, nullptr,
-                                             /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Invalid(source, "(file)", "not valid JSON");
-  if (!doc.is_object()) return Invalid(source, "(file)", "want an object");
-  for (const auto& [key, value] : doc.items()) {
-    if (key != "provers") {
-      return Invalid(source, key, "unknown key, want only \"provers\"");
-    }
-  }
-  if (!doc.contains("provers") || !doc["provers"].is_array()) {
-    return Invalid(source, "provers", "missing or not an array");
-  }
-  std::vector<ProverRegistration> out;
-  std::set<std::string> ids;
-  std::set<store::Sha256Hash> keys;
-  const nlohmann::json& provers = doc["provers"];
-  for (size_t i = 0; i < provers.size(); ++i) {
-    const std::string at = Cat("provers[", i, "]");
-    const nlohmann::json& p = provers[i];
-    if (!p.is_object()) return Invalid(source, at, "want an object");
-    for (const auto& [key, value] : p.items()) {
-      if (key != "id" && key != "public_key_file" && key != "opening_address" &&
-          key != "retention_hours") {
-        return Invalid(source, Cat(at, ".", key),
-                       "unknown key, want id, public_key_file, "
-                       "opening_address or retention_hours");
+  absl::StatusOr<std::vector<ProverRegistration>> result =
+      [&]() -> absl::StatusOr<std::vector<ProverRegistration>> {
+    nlohmann::json doc = nlohmann::json::parse(json, nullptr,
+                                               /*allow_exceptions=*/false);
+    if (doc.is_discarded()) return Invalid(source, "(file)", "not valid JSON");
+    if (!doc.is_object()) return Invalid(source, "(file)", "want an object");
+    for (const auto& [key, value] : doc.items()) {
+      if (key != "provers") {
+        return Invalid(source, key, "unknown key, want only \"provers\"");
       }
-      if (key == "retention_hours") {
-        if (!value.is_number_integer() || value.get<int64_t>() < 1 ||
-            value.get<int64_t>() > kMaxRetentionHours) {
-          return Invalid(source, Cat(at, ".retention_hours"),
-                         Cat("want an integer 1..", kMaxRetentionHours));
+    }
+    if (!doc.contains("provers") || !doc["provers"].is_array()) {
+      return Invalid(source, "provers", "missing or not an array");
+    }
+    std::vector<ProverRegistration> out;
+    std::set<std::string> ids;
+    std::set<store::Sha256Hash> keys;
+    const nlohmann::json& provers = doc["provers"];
+    for (size_t i = 0; i < provers.size(); ++i) {
+      const std::string at = Cat("provers[", i, "]");
+      const nlohmann::json& p = provers[i];
+      if (!p.is_object()) return Invalid(source, at, "want an object");
+      for (const auto& [key, value] : p.items()) {
+        if (key != "id" && key != "public_key_file" &&
+            key != "opening_address" && key != "retention_hours") {
+          return Invalid(source, Cat(at, ".", key),
+                         "unknown key, want id, public_key_file, "
+                         "opening_address or retention_hours");
         }
-        continue;
+        if (key == "retention_hours") {
+          if (!value.is_number_integer() || value.get<int64_t>() < 1 ||
+              value.get<int64_t>() > kMaxRetentionHours) {
+            return Invalid(source, Cat(at, ".retention_hours"),
+                           Cat("want an integer 1..", kMaxRetentionHours));
+          }
+          continue;
+        }
+        if (!value.is_string()) {
+          return Invalid(source, Cat(at, ".", key), "want a string");
+        }
       }
-      if (!value.is_string()) {
-        return Invalid(source, Cat(at, ".", key), "want a string");
+      ProverRegistration r;
+      r.opening_tls = opening_tls;
+      if (!p.contains("id") || p["id"].get<std::string>().empty()) {
+        return Invalid(source, Cat(at, ".id"), "missing or empty");
       }
-    }
-    ProverRegistration r;
-    r.opening_tls = opening_tls;
-    if (!p.contains("id") || p["id"].get<std::string>().empty()) {
-      return Invalid(source, Cat(at, ".id"), "missing or empty");
-    }
-    r.prover_id = p["id"].get<std::string>();
-    for (char c : r.prover_id) {
-      if (c < 0x21 || c > 0x7e) {
-        return Invalid(
-            source, Cat(at, ".id"),
-            Cat("\"", r.prover_id, "\": want printable ASCII without spaces"));
+      r.prover_id = p["id"].get<std::string>();
+      for (char c : r.prover_id) {
+        if (c < 0x21 || c > 0x7e) {
+          return Invalid(source, Cat(at, ".id"),
+                         Cat("\"", r.prover_id,
+                             "\": want printable ASCII without spaces"));
+        }
       }
+      if (!ids.insert(r.prover_id).second) {
+        return Invalid(source, Cat(at, ".id"),
+                       Cat("\"", r.prover_id, "\" registered twice"));
+      }
+      if (!p.contains("public_key_file") ||
+          p["public_key_file"].get<std::string>().empty()) {
+        return Invalid(source, Cat(at, ".public_key_file"), "missing or empty");
+      }
+      std::filesystem::path key_path = p["public_key_file"].get<std::string>();
+      if (key_path.is_relative()) key_path = base_dir / key_path;
+      absl::StatusOr<store::Ed25519PublicKey> key =
+          store::ReadPublicKeyFile(key_path.string());
+      if (!key.ok()) {
+        return absl::Status(key.status().code(),
+                            Cat(source, ": ", at, ".public_key_file: ",
+                                std::string(key.status().message())));
+      }
+      r.key = *key;
+      if (!keys.insert(r.key.KeyId()).second) {
+        return Invalid(source, Cat(at, ".public_key_file"),
+                       Cat(key_path.string(),
+                           ": key already registered for another prover"));
+      }
+      if (p.contains("opening_address")) {
+        r.opening_address = p["opening_address"].get<std::string>();
+      }
+      if (p.contains("retention_hours")) {
+        r.retention = absl::Hours(p["retention_hours"].get<int64_t>());
+      }
+      out.push_back(std::move(r));
     }
-    if (!ids.insert(r.prover_id).second) {
-      return Invalid(source, Cat(at, ".id"),
-                     Cat("\"", r.prover_id, "\" registered twice"));
-    }
-    if (!p.contains("public_key_file") ||
-        p["public_key_file"].get<std::string>().empty()) {
-      return Invalid(source, Cat(at, ".public_key_file"), "missing or empty");
-    }
-    std::filesystem::path key_path = p["public_key_file"].get<std::string>();
-    if (key_path.is_relative()) key_path = base_dir / key_path;
-    absl::StatusOr<store::Ed25519PublicKey> key =
-        store::ReadPublicKeyFile(key_path.string());
-    if (!key.ok()) {
-      return absl::Status(key.status().code(),
-                          Cat(source, ": ", at, ".public_key_file: ",
-                              std::string(key.status().message())));
-    }
-    r.key = *key;
-    if (!keys.insert(r.key.KeyId()).second) {
-      return Invalid(source, Cat(at, ".public_key_file"),
-                     Cat(key_path.string(),
-                         ": key already registered for another prover"));
-    }
-    if (p.contains("opening_address")) {
-      r.opening_address = p["opening_address"].get<std::string>();
-    }
-    if (p.contains("retention_hours")) {
-      r.retention = absl::Hours(p["retention_hours"].get<int64_t>());
-    }
-    out.push_back(std::move(r));
-  }
-  return out;
+    return out;
+  }();
+  if (!result.ok())
+    return ::layerproof::store::PrintableStatus(result.status());
+  return result;
 }
 
 absl::StatusOr<std::vector<ProverRegistration>> LoadProverRegistry(

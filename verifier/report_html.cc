@@ -18,6 +18,7 @@
 #include "kernels/status.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
+#include "store/status.h"
 #include "verifier/internal/report_view.h"
 #include "verifier/report_svg.h"
 
@@ -430,9 +431,14 @@ std::string Page(const Report& r) {
 }  // namespace internal::report_view
 
 absl::StatusOr<std::string> RenderReportHtml(const nlohmann::json& report) {
-  LP_ASSIGN_OR_RETURN(internal::report_view::Report r,
-                      internal::report_view::ReadReport(report));
-  return internal::report_view::Page(r);
+  absl::StatusOr<std::string> result = [&]() -> absl::StatusOr<std::string> {
+    LP_ASSIGN_OR_RETURN(internal::report_view::Report r,
+                        internal::report_view::ReadReport(report));
+    return internal::report_view::Page(r);
+  }();
+  if (!result.ok())
+    return ::layerproof::store::PrintableStatus(result.status());
+  return result;
 }
 
 }  // namespace layerproof::verifier

@@ -16,6 +16,7 @@
 #include "kernels/status.h"
 #include "store/internal/str_cat.h"
 #include "store/merkle.h"
+#include "store/status.h"
 #include "verifier/internal/report_view.h"
 
 namespace layerproof::verifier::internal::report_view {
@@ -237,103 +238,109 @@ absl::StatusOr<Failure> ReadFailure(const Fields& f) {
 }  // namespace
 
 absl::StatusOr<Report> ReadReport(const nlohmann::json& json) {
-  LP_ASSIGN_OR_RETURN(Fields f, Fields::Of(json, ""));
-  Report r;
-  LP_ASSIGN_OR_RETURN(std::string format, f.String("format"));
-  if (format != kFormat) return Bad("format", Json(format), kFormat);
-  LP_ASSIGN_OR_RETURN(r.verifier_id, f.String("verifier_id"));
-  LP_ASSIGN_OR_RETURN(r.log_origin, f.String("log_origin"));
-  LP_ASSIGN_OR_RETURN(r.generated_at, f.String("generated_at"));
-  LP_ASSIGN_OR_RETURN(r.generated_at_nanos, f.Count("generated_at_unix_nanos"));
-  LP_ASSIGN_OR_RETURN(r.prover_filter, f.String("prover_filter"));
-  if (f.Find("client_nonce") != nullptr) {
-    LP_ASSIGN_OR_RETURN(r.client_nonce, f.String("client_nonce"));
-  }
-  LP_ASSIGN_OR_RETURN(Fields window, f.Object("window"));
-  LP_ASSIGN_OR_RETURN(r.window_from, window.String("from"));
-  LP_ASSIGN_OR_RETURN(r.window_to, window.String("to"));
-  LP_ASSIGN_OR_RETURN(r.window_from_nanos, window.Count("from_unix_nanos"));
-  LP_ASSIGN_OR_RETURN(r.window_to_nanos, window.Count("to_unix_nanos"));
-  LP_ASSIGN_OR_RETURN(Fields policy, f.Object("policy"));
-  LP_ASSIGN_OR_RETURN(r.audit_rate, policy.Fraction("audit_rate"));
-  LP_ASSIGN_OR_RETURN(r.layers_per_audit, policy.Count("layers_per_audit"));
-  LP_ASSIGN_OR_RETURN(Fields checkpoint, f.Object("checkpoint"));
-  LP_ASSIGN_OR_RETURN(r.tree_size, checkpoint.Count("tree_size"));
-  LP_ASSIGN_OR_RETURN(r.root_hash, Hash(checkpoint, "root_hash"));
-  LP_ASSIGN_OR_RETURN(r.note, checkpoint.String("note"));
-  if (f.Find("previous_report") != nullptr) {
-    LP_ASSIGN_OR_RETURN(Fields p, f.Object("previous_report"));
-    Previous prev;
-    // Null when the caller named the previous tree size (source "caller").
-    LP_ASSIGN_OR_RETURN(prev.generated_at,
-                        p.OptionalCount("generated_at_unix_nanos"));
-    if (p.Find("source") != nullptr) {
-      LP_ASSIGN_OR_RETURN(prev.source, p.String("source"));
-      if (prev.source != "caller" && prev.source != "last_issued") {
-        return Bad(p.Path("source"), *p.Find("source"),
-                   "\"caller\" or \"last_issued\"");
-      }
+  absl::StatusOr<Report> result = [&]() -> absl::StatusOr<Report> {
+    LP_ASSIGN_OR_RETURN(Fields f, Fields::Of(json, ""));
+    Report r;
+    LP_ASSIGN_OR_RETURN(std::string format, f.String("format"));
+    if (format != kFormat) return Bad("format", Json(format), kFormat);
+    LP_ASSIGN_OR_RETURN(r.verifier_id, f.String("verifier_id"));
+    LP_ASSIGN_OR_RETURN(r.log_origin, f.String("log_origin"));
+    LP_ASSIGN_OR_RETURN(r.generated_at, f.String("generated_at"));
+    LP_ASSIGN_OR_RETURN(r.generated_at_nanos,
+                        f.Count("generated_at_unix_nanos"));
+    LP_ASSIGN_OR_RETURN(r.prover_filter, f.String("prover_filter"));
+    if (f.Find("client_nonce") != nullptr) {
+      LP_ASSIGN_OR_RETURN(r.client_nonce, f.String("client_nonce"));
     }
-    LP_ASSIGN_OR_RETURN(prev.tree_size, p.Count("tree_size"));
-    LP_ASSIGN_OR_RETURN(prev.root_hash, Hash(p, "root_hash"));
-    LP_ASSIGN_OR_RETURN(const Json* proof, p.Array("consistency_proof"));
-    for (size_t i = 0; i < proof->size(); ++i) {
-      const Json& h = (*proof)[i];
-      const std::string path = Item(p.Path("consistency_proof"), i);
-      if (!h.is_string() || !store::ParseHash(h.get<std::string>()).ok()) {
-        return Bad(path, h, "64 hex digits");
+    LP_ASSIGN_OR_RETURN(Fields window, f.Object("window"));
+    LP_ASSIGN_OR_RETURN(r.window_from, window.String("from"));
+    LP_ASSIGN_OR_RETURN(r.window_to, window.String("to"));
+    LP_ASSIGN_OR_RETURN(r.window_from_nanos, window.Count("from_unix_nanos"));
+    LP_ASSIGN_OR_RETURN(r.window_to_nanos, window.Count("to_unix_nanos"));
+    LP_ASSIGN_OR_RETURN(Fields policy, f.Object("policy"));
+    LP_ASSIGN_OR_RETURN(r.audit_rate, policy.Fraction("audit_rate"));
+    LP_ASSIGN_OR_RETURN(r.layers_per_audit, policy.Count("layers_per_audit"));
+    LP_ASSIGN_OR_RETURN(Fields checkpoint, f.Object("checkpoint"));
+    LP_ASSIGN_OR_RETURN(r.tree_size, checkpoint.Count("tree_size"));
+    LP_ASSIGN_OR_RETURN(r.root_hash, Hash(checkpoint, "root_hash"));
+    LP_ASSIGN_OR_RETURN(r.note, checkpoint.String("note"));
+    if (f.Find("previous_report") != nullptr) {
+      LP_ASSIGN_OR_RETURN(Fields p, f.Object("previous_report"));
+      Previous prev;
+      // Null when the caller named the previous tree size (source "caller").
+      LP_ASSIGN_OR_RETURN(prev.generated_at,
+                          p.OptionalCount("generated_at_unix_nanos"));
+      if (p.Find("source") != nullptr) {
+        LP_ASSIGN_OR_RETURN(prev.source, p.String("source"));
+        if (prev.source != "caller" && prev.source != "last_issued") {
+          return Bad(p.Path("source"), *p.Find("source"),
+                     "\"caller\" or \"last_issued\"");
+        }
       }
-      prev.proof.push_back(h.get<std::string>());
+      LP_ASSIGN_OR_RETURN(prev.tree_size, p.Count("tree_size"));
+      LP_ASSIGN_OR_RETURN(prev.root_hash, Hash(p, "root_hash"));
+      LP_ASSIGN_OR_RETURN(const Json* proof, p.Array("consistency_proof"));
+      for (size_t i = 0; i < proof->size(); ++i) {
+        const Json& h = (*proof)[i];
+        const std::string path = Item(p.Path("consistency_proof"), i);
+        if (!h.is_string() || !store::ParseHash(h.get<std::string>()).ok()) {
+          return Bad(path, h, "64 hex digits");
+        }
+        prev.proof.push_back(h.get<std::string>());
+      }
+      r.previous = std::move(prev);
     }
-    r.previous = std::move(prev);
-  }
-  LP_ASSIGN_OR_RETURN(Fields totals, f.Object("totals"));
-  LP_ASSIGN_OR_RETURN(r.totals, ReadCounts(totals, /*full=*/true));
-  LP_ASSIGN_OR_RETURN(
-      std::optional<int64_t> by_prover_clock,
-      totals.OptionalCount("commitments_timed_by_prover_clock"));
-  r.commitments_timed_by_prover_clock = by_prover_clock.value_or(0);
-  LP_ASSIGN_OR_RETURN(const Json* by_prover, f.Array("by_prover"));
-  for (size_t i = 0; i < by_prover->size(); ++i) {
-    LP_ASSIGN_OR_RETURN(Fields p,
-                        Fields::Of((*by_prover)[i], Item("by_prover", i)));
-    Prover prover;
-    LP_ASSIGN_OR_RETURN(prover.id, p.String("prover_id"));
-    LP_ASSIGN_OR_RETURN(prover.counts, ReadCounts(p, /*full=*/true));
-    LP_ASSIGN_OR_RETURN(prover.detection, ReadDetection(p));
-    r.provers.push_back(std::move(prover));
-  }
-  LP_ASSIGN_OR_RETURN(const Json* by_model, f.Array("by_model"));
-  for (size_t i = 0; i < by_model->size(); ++i) {
-    LP_ASSIGN_OR_RETURN(Fields m,
-                        Fields::Of((*by_model)[i], Item("by_model", i)));
-    Model model;
-    LP_ASSIGN_OR_RETURN(model.digest, m.String("model_digest"));
-    LP_ASSIGN_OR_RETURN(model.counts, ReadCounts(m, /*full=*/false));
-    r.models.push_back(std::move(model));
-  }
-  LP_ASSIGN_OR_RETURN(r.detection, ReadDetection(f));
-  LP_ASSIGN_OR_RETURN(Fields timeline, f.Object("timeline"));
-  LP_ASSIGN_OR_RETURN(r.bucket_nanos, timeline.Count("bucket_nanos"));
-  LP_ASSIGN_OR_RETURN(const Json* buckets, timeline.Array("buckets"));
-  for (size_t i = 0; i < buckets->size(); ++i) {
-    LP_ASSIGN_OR_RETURN(Fields b,
-                        Fields::Of((*buckets)[i], Item("timeline.buckets", i)));
-    int64_t start, pass, fail;
-    LP_ASSIGN_OR_RETURN(start, b.Count("start_unix_nanos"));
-    LP_ASSIGN_OR_RETURN(pass, b.Count("pass"));
-    LP_ASSIGN_OR_RETURN(fail, b.Count("fail"));
-    r.buckets.push_back({start, {pass, fail}});
-  }
-  LP_ASSIGN_OR_RETURN(const Json* failures, f.Array("failures"));
-  for (size_t i = 0; i < failures->size(); ++i) {
-    LP_ASSIGN_OR_RETURN(Fields x,
-                        Fields::Of((*failures)[i], Item("failures", i)));
-    LP_ASSIGN_OR_RETURN(Failure failure, ReadFailure(x));
-    r.failures.push_back(std::move(failure));
-  }
-  LP_ASSIGN_OR_RETURN(r.failures_omitted, f.Count("failures_omitted"));
-  return r;
+    LP_ASSIGN_OR_RETURN(Fields totals, f.Object("totals"));
+    LP_ASSIGN_OR_RETURN(r.totals, ReadCounts(totals, /*full=*/true));
+    LP_ASSIGN_OR_RETURN(
+        std::optional<int64_t> by_prover_clock,
+        totals.OptionalCount("commitments_timed_by_prover_clock"));
+    r.commitments_timed_by_prover_clock = by_prover_clock.value_or(0);
+    LP_ASSIGN_OR_RETURN(const Json* by_prover, f.Array("by_prover"));
+    for (size_t i = 0; i < by_prover->size(); ++i) {
+      LP_ASSIGN_OR_RETURN(Fields p,
+                          Fields::Of((*by_prover)[i], Item("by_prover", i)));
+      Prover prover;
+      LP_ASSIGN_OR_RETURN(prover.id, p.String("prover_id"));
+      LP_ASSIGN_OR_RETURN(prover.counts, ReadCounts(p, /*full=*/true));
+      LP_ASSIGN_OR_RETURN(prover.detection, ReadDetection(p));
+      r.provers.push_back(std::move(prover));
+    }
+    LP_ASSIGN_OR_RETURN(const Json* by_model, f.Array("by_model"));
+    for (size_t i = 0; i < by_model->size(); ++i) {
+      LP_ASSIGN_OR_RETURN(Fields m,
+                          Fields::Of((*by_model)[i], Item("by_model", i)));
+      Model model;
+      LP_ASSIGN_OR_RETURN(model.digest, m.String("model_digest"));
+      LP_ASSIGN_OR_RETURN(model.counts, ReadCounts(m, /*full=*/false));
+      r.models.push_back(std::move(model));
+    }
+    LP_ASSIGN_OR_RETURN(r.detection, ReadDetection(f));
+    LP_ASSIGN_OR_RETURN(Fields timeline, f.Object("timeline"));
+    LP_ASSIGN_OR_RETURN(r.bucket_nanos, timeline.Count("bucket_nanos"));
+    LP_ASSIGN_OR_RETURN(const Json* buckets, timeline.Array("buckets"));
+    for (size_t i = 0; i < buckets->size(); ++i) {
+      LP_ASSIGN_OR_RETURN(
+          Fields b, Fields::Of((*buckets)[i], Item("timeline.buckets", i)));
+      int64_t start, pass, fail;
+      LP_ASSIGN_OR_RETURN(start, b.Count("start_unix_nanos"));
+      LP_ASSIGN_OR_RETURN(pass, b.Count("pass"));
+      LP_ASSIGN_OR_RETURN(fail, b.Count("fail"));
+      r.buckets.push_back({start, {pass, fail}});
+    }
+    LP_ASSIGN_OR_RETURN(const Json* failures, f.Array("failures"));
+    for (size_t i = 0; i < failures->size(); ++i) {
+      LP_ASSIGN_OR_RETURN(Fields x,
+                          Fields::Of((*failures)[i], Item("failures", i)));
+      LP_ASSIGN_OR_RETURN(Failure failure, ReadFailure(x));
+      r.failures.push_back(std::move(failure));
+    }
+    LP_ASSIGN_OR_RETURN(r.failures_omitted, f.Count("failures_omitted"));
+    return r;
+  }();
+  if (!result.ok())
+    return ::layerproof::store::PrintableStatus(result.status());
+  return result;
 }
 
 }  // namespace layerproof::verifier::internal::report_view

@@ -15,11 +15,11 @@
 #include <string_view>
 #include <utility>
 
+#include "check/bundle_check.h"
 #include "google/protobuf/repeated_field.h"
 #include "layerproof/v1/audit.pb.h"
 #include "layerproof/v1/inference.pb.h"
 #include "store/checkpoint.h"
-#include "check/bundle_check.h"
 
 namespace layerproof::check::internal::bundle_check {
 
@@ -47,9 +47,11 @@ inline constexpr size_t kMaxDetailBytes = 4096;
 // "[1,3]"; past kMaxListedLayers entries, the first ones and
 // ", ... (N more)]".
 std::string Layers(const google::protobuf::RepeatedField<uint32_t>& layers);
-// `detail` cut to at most kMaxDetailBytes (on a UTF-8 boundary) plus
-// " ... (N more bytes)" when it is longer: hostile fields quoted in a
-// detail (a request id, a status message) cannot make it unbounded.
+// `detail` made printable (kernels/printable.h), then cut to at most
+// kMaxDetailBytes (on a UTF-8 boundary) plus " ... (N more bytes)" when it
+// is longer: hostile fields quoted in a detail (a request id, a status
+// message) can neither make it unbounded nor put raw bytes in front of a
+// person.
 std::string BoundedDetail(std::string detail);
 
 // The parts of the bundle, parsed but not yet trusted.

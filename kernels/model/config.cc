@@ -7,6 +7,7 @@
 
 #include "kernels/model/internal/errors.h"
 #include "kernels/model/json_fields.h"
+#include "kernels/printable.h"
 
 namespace layerproof::kernels::model {
 namespace {
@@ -67,9 +68,9 @@ Status ParseArchitecture(const FieldReader& r, ModelConfig* c) {
       if (*model_type == a.model_type) found = &a;
     }
     if (found == nullptr) {
-      return UnimplementedError(GotWant(r.Where("model_type"),
-                                        internal::DescribeJson(*model_type),
-                                        "\"llama\", \"mistral\", \"qwen2\" or \"qwen3\""));
+      return UnimplementedError(
+          GotWant(r.Where("model_type"), internal::DescribeJson(*model_type),
+                  "\"llama\", \"mistral\", \"qwen2\" or \"qwen3\""));
     }
   } else {
     return InvalidArgument(r.Where("architectures") + ": missing, want " +
@@ -316,12 +317,13 @@ bool operator==(const ModelConfig& a, const ModelConfig& b) {
          x.original_max_positions == y.original_max_positions &&
          a.tie_word_embeddings == b.tie_word_embeddings &&
          a.qkv_bias == b.qkv_bias && a.qk_norm == b.qk_norm &&
-         a.eos_token_ids == b.eos_token_ids &&
-         a.bos_token_id == b.bos_token_id;
+         a.eos_token_ids == b.eos_token_ids && a.bos_token_id == b.bos_token_id;
 }
 
-StatusOr<ModelConfig> ParseModelConfig(std::string_view json_text,
-                                       std::string_view file) {
+namespace {
+
+StatusOr<ModelConfig> ParseModelConfigUnescaped(std::string_view json_text,
+                                                std::string_view file) {
   LP_ASSIGN_OR_RETURN(Json root, internal::ParseJson(json_text, file));
   if (!root.is_object()) {
     return InvalidArgument(
@@ -337,14 +339,28 @@ StatusOr<ModelConfig> ParseModelConfig(std::string_view json_text,
   return c;
 }
 
-Status ApplyGenerationConfig(std::string_view json_text, std::string_view file,
-                             ModelConfig* c) {
+Status ApplyGenerationConfigUnescaped(std::string_view json_text,
+                                      std::string_view file, ModelConfig* c) {
   LP_ASSIGN_OR_RETURN(Json root, internal::ParseJson(json_text, file));
   if (!root.is_object()) {
     return InvalidArgument(
         GotWant(file, internal::DescribeJson(root), "a JSON object"));
   }
   return ParseEosIds(FieldReader(root, std::string(file)), c);
+}
+
+}  // namespace
+
+StatusOr<ModelConfig> ParseModelConfig(std::string_view json_text,
+                                       std::string_view file) {
+  StatusOr<ModelConfig> c = ParseModelConfigUnescaped(json_text, file);
+  if (!c.ok()) return PrintableStatus(c.status());
+  return c;
+}
+
+Status ApplyGenerationConfig(std::string_view json_text, std::string_view file,
+                             ModelConfig* c) {
+  return PrintableStatus(ApplyGenerationConfigUnescaped(json_text, file, c));
 }
 
 std::string WriteModelConfig(const ModelConfig& c) {

@@ -9,6 +9,7 @@
 
 #include "kernels/model/internal/errors.h"
 #include "kernels/model/internal/file_io.h"
+#include "kernels/printable.h"
 
 namespace layerproof::kernels::model {
 namespace {
@@ -656,7 +657,7 @@ StatusOr<std::unique_ptr<GgufFile>> GgufFile::Open(const std::string& path) {
   f->path_ = path;
   f->map_ = std::make_unique<const internal::MappedFile>(std::move(map));
   GgufParser p(f->map_->data(), f->map_->size(), f.get());
-  LP_RETURN_IF_ERROR(p.Parse());
+  LP_RETURN_IF_ERROR(PrintableStatus(p.Parse()));
   return f;
 }
 
@@ -665,7 +666,7 @@ StatusOr<std::unique_ptr<GgufFile>> GgufFile::FromBytes(
   std::unique_ptr<GgufFile> f(new GgufFile());
   f->path_ = name;
   GgufParser p(bytes, size, f.get());
-  LP_RETURN_IF_ERROR(p.Parse());
+  LP_RETURN_IF_ERROR(PrintableStatus(p.Parse()));
   return f;
 }
 

@@ -10,6 +10,7 @@
 #include "kernels/model/gguf_writer.h"
 #include "kernels/model/internal/errors.h"
 #include "kernels/model/quantize.h"
+#include "kernels/printable.h"
 #include "kernels/quant.h"
 #include "kernels/ref/rope_table.h"
 
@@ -369,7 +370,9 @@ void PermuteQkRows(const unsigned char* in, int64_t n_rows, uint64_t row_bytes,
   }
 }
 
-StatusOr<GgufModelParts> ReadGgufModel(const GgufFile& f) {
+namespace {
+
+StatusOr<GgufModelParts> ReadGgufModelUnescaped(const GgufFile& f) {
   const std::string& file = f.path();
   GgufModelParts parts;
   LP_ASSIGN_OR_RETURN(parts.config, ReadConfig(f));
@@ -403,6 +406,14 @@ StatusOr<GgufModelParts> ReadGgufModel(const GgufFile& f) {
     t.data = buf.get();
     parts.owned.push_back(std::move(buf));
   }
+  return parts;
+}
+
+}  // namespace
+
+StatusOr<GgufModelParts> ReadGgufModel(const GgufFile& f) {
+  StatusOr<GgufModelParts> parts = ReadGgufModelUnescaped(f);
+  if (!parts.ok()) return PrintableStatus(parts.status());
   return parts;
 }
 

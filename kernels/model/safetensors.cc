@@ -8,6 +8,7 @@
 #include "kernels/model/internal/errors.h"
 #include "kernels/model/internal/file_io.h"
 #include "kernels/model/json_fields.h"
+#include "kernels/printable.h"
 
 namespace layerproof::kernels::model {
 namespace {
@@ -238,8 +239,8 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(
   std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
   f->path_ = path;
   f->map_ = std::make_unique<const internal::MappedFile>(std::move(map));
-  LP_RETURN_IF_ERROR(ParseImage(f->map_->data(), f->map_->size(), path,
-                                &f->tensors_, &f->metadata_));
+  LP_RETURN_IF_ERROR(PrintableStatus(ParseImage(
+      f->map_->data(), f->map_->size(), path, &f->tensors_, &f->metadata_)));
   return f;
 }
 
@@ -247,8 +248,8 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::FromBytes(
     const unsigned char* bytes, uint64_t size, const std::string& name) {
   std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
   f->path_ = name;
-  LP_RETURN_IF_ERROR(
-      ParseImage(bytes, size, name, &f->tensors_, &f->metadata_));
+  LP_RETURN_IF_ERROR(PrintableStatus(
+      ParseImage(bytes, size, name, &f->tensors_, &f->metadata_)));
   return f;
 }
 
