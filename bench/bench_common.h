@@ -10,9 +10,9 @@
 #include <time.h>
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -27,8 +27,14 @@
 #include <utility>
 #include <vector>
 
+// The service benchmarks' statuses are Abseil's; a kernels-only build (the
+// GPU machine's, scripts/gpu-check.sh) has no Abseil and needs only
+// kernels::Status.
+#if __has_include("absl/status/status.h")
+#define LAYERPROOF_BENCH_HAVE_ABSL 1
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#endif
 #include "bench/machine.h"
 #include "kernels/dispatch.h"
 #include "kernels/status.h"
@@ -47,19 +53,21 @@ inline const char* g_bench = "bench";
 inline void Must(const kernels::Status& s, const char* what) {
   if (!s.ok()) Die(what, s.ToString());
 }
-inline void Must(const absl::Status& s, const char* what) {
-  if (!s.ok()) Die(what, s.ToString());
-}
 template <typename T>
 T Must(kernels::StatusOr<T> v, const char* what) {
   if (!v.ok()) Die(what, v.status().ToString());
   return std::move(v).value();
+}
+#ifdef LAYERPROOF_BENCH_HAVE_ABSL
+inline void Must(const absl::Status& s, const char* what) {
+  if (!s.ok()) Die(what, s.ToString());
 }
 template <typename T>
 T Must(absl::StatusOr<T> v, const char* what) {
   if (!v.ok()) Die(what, v.status().ToString());
   return std::move(v).value();
 }
+#endif
 
 // The markdown report: printed as it grows and written to --out at the end.
 inline std::string g_report;

@@ -4,12 +4,15 @@
 # and time them; then the model runtime on the GPU: the engine tests (their
 # every-backend suites include cuda when a device is present), a forward pass
 # whose layer hashes must equal the ref backend's (and the same for the
-# model quantized to Q4_K when the CLI has `model quantize`), a generate
-# timing line, and bench/model_bench when it can be built. Needs only nvcc, cmake, a C++ compiler and the header-only
-# nlohmann-json: no gRPC, RocksDB, Abseil or OpenBLAS. Without nlohmann-json
-# installed, run scripts/gpu-deps.sh where it is and bring .gpu-deps/ along.
-# GoogleTest is used when its sources are in /usr/src/googletest; without
-# them the kernel checks run through layerproof_gpu_check, which needs no
+# model quantized to each GGUF block format when the CLI has `model
+# quantize`), a generate timing line, and bench/model_bench (bf16, and
+# against its Q4_0 GGUF) when Google Benchmark and a CBLAS are there. Needs
+# only nvcc, cmake, a C++ compiler and the header-only nlohmann-json: no
+# gRPC, RocksDB, Abseil or OpenBLAS. Without nlohmann-json installed, run
+# scripts/gpu-deps.sh where it is and bring .gpu-deps/ along.
+# GoogleTest is used when its sources are in /usr/src/googletest (a bare
+# machine: copy them there first); without them the kernel checks run
+# through layerproof_gpu_check, which needs no
 # test framework, and the model tests are skipped.
 #
 # Usage: scripts/gpu-check.sh [--quick]
@@ -197,17 +200,20 @@ if step model_synth:small 60 "${LP}" model synth --preset small --seed 1 \
     "${MODEL_DIR}" "${OUT_DIR}" "${TOKENS}"
   step generate:cuda 60 "${LP}" generate --model "${MODEL_DIR}" \
     --prompt-ids 1,2,3,4,5 --max-tokens 64 --backend cuda
-  # The same model in GGUF Q4_K blocks: the quantized GEMMs (and embedding,
-  # when the table is quantized) through the model runtime on the GPU.
+  # The same model in each GGUF block format: the quantized GEMMs (and
+  # embedding, when the table is quantized) through the model runtime on
+  # the GPU, hash for hash against ref.
   if "${LP}" model --help 2>&1 | grep -q quantize; then
-    QMODEL="${ABS_BUILD_DIR}/model-small-seed1-q4_k.gguf"
-    mkdir -p "${OUT_DIR}/q4_k"
-    if step model_quantize:q4_k 60 "${LP}" model quantize --type q4_k \
-         --out "${QMODEL}" "${MODEL_DIR}"; then
-      # shellcheck disable=SC2016  # $@ expands in the inner shell
-      step forward:cuda=ref:q4_k 120 bash -c 'forward_compare "$@"' _ \
-        "${LP}" "${QMODEL}" "${OUT_DIR}/q4_k" "${TOKENS}"
-    fi
+    for QTYPE in q8_0 q4_0 q4_k q6_k; do
+      QMODEL="${ABS_BUILD_DIR}/model-small-seed1-${QTYPE}.gguf"
+      mkdir -p "${OUT_DIR}/${QTYPE}"
+      if step "model_quantize:${QTYPE}" 60 "${LP}" model quantize \
+           --type "${QTYPE}" --out "${QMODEL}" "${MODEL_DIR}"; then
+        # shellcheck disable=SC2016  # $@ expands in the inner shell
+        step "forward:cuda=ref:${QTYPE}" 120 bash -c 'forward_compare "$@"' \
+          _ "${LP}" "${QMODEL}" "${OUT_DIR}/${QTYPE}" "${TOKENS}"
+      fi
+    done
   else
     echo "gpu-check: this CLI has no 'model quantize': quantized forward skipped"
   fi
@@ -218,5 +224,9 @@ if [[ "${BENCH}" == ON ]] &&
      --parallel "${JOBS}" --target model_bench; then
   step model_bench:cuda 120 env LAYERPROOF_BACKEND=cuda "$(bin model_bench)" \
     --quick --threads "${JOBS}" --model-dir "${ABS_BUILD_DIR}/model-bench"
+  # bf16 against its Q4_0 GGUF, same run (issue 15's whole-model figure).
+  step model_bench:cuda:q4_0 120 env LAYERPROOF_BACKEND=cuda \
+    "$(bin model_bench)" --quick --threads "${JOBS}" --quant q4_0 \
+    --model-dir "${ABS_BUILD_DIR}/model-bench"
 fi
 exit ${FAILED}
