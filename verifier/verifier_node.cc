@@ -135,10 +135,11 @@ absl::StatusOr<std::unique_ptr<VerifierNode>> VerifierNode::Create(
       std::make_shared<const store::CheckpointSigner>(std::move(signer));
   log_options.max_leaf_bytes = options.max_leaf_bytes;
   log_options.checkpoint_interval_ms = 0;  // every batch gets its checkpoint
-  LP_ASSIGN_OR_RETURN(std::unique_ptr<store::Log> log,
-                      store::RocksDbLog::Open(log_dir, std::move(log_options)));
+  LP_ASSIGN_OR_RETURN(
+      std::unique_ptr<store::Log> log,
+      store::RocksDbLog::Open(log_dir, std::move(log_options), options.env));
   LP_ASSIGN_OR_RETURN(std::unique_ptr<AuditStore> audit_store,
-                      AuditStore::Open(audits_dir));
+                      AuditStore::Open(audits_dir, options.env));
   node->dbs_ = std::make_shared<internal::DbHandles>(
       internal::Dbs{std::shared_ptr<store::Log>(std::move(log)),
                     std::shared_ptr<AuditStore>(std::move(audit_store))});

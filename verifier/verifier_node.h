@@ -49,6 +49,10 @@
 #include "verifier/prover_registry.h"
 #include "verifier/verifier_metrics.h"
 
+namespace rocksdb {
+class Env;
+}  // namespace rocksdb
+
 namespace layerproof::verifier {
 
 class AuditScheduler;
@@ -128,6 +132,10 @@ struct VerifierOptions {
   // For tests: where openings come from instead of the provers' Opening
   // services over gRPC (GrpcOpeningSource).
   std::shared_ptr<check::OpeningSource> opening_source;
+  // For tests: the disk under the log and the audit store
+  // (store::RocksDatabase::Open; tests/store/simulated_disk.h fails it on
+  // demand); nullptr for the real one. Must outlive the node.
+  rocksdb::Env* env = nullptr;
 };
 
 struct VerifierCounters {

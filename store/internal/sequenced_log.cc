@@ -247,6 +247,17 @@ void SequencedLog::IntegrateBatch(
       if (r.ok() && r->index >= write.first_index) r = s;
     }
   };
+  // With a checkpoint after every batch (interval 0), an append returns
+  // only once a signed checkpoint covers its leaf, so that its caller can
+  // prove it. A duplicate of a leaf whose own batch's checkpoint failed (a
+  // full disk) is not covered yet: it is owed a checkpoint now, rather than
+  // after the retry delay, and gets the error if that fails too.
+  const uint64_t covered = signed_size_;
+  bool owed = false;
+  for (const auto& r : results) {
+    owed |= options_.checkpoint_interval_ms == 0 && r.ok() && r->duplicate &&
+            r->index >= covered;
+  }
   // When a checkpoint is due after this batch, the batch is written without
   // its own fsync: the checkpoint's synced write makes both durable at once
   // (LogBatch::sync), and readers see the new size only after it.
@@ -265,9 +276,14 @@ void SequencedLog::IntegrateBatch(
       if (!checkpoint_follows) size_.store(write.new_size);
     }
   }
-  if (CheckpointDue()) {
+  if (CheckpointDue() || owed) {
     absl::Status s = TrySignCheckpoint();
-    if (!s.ok()) fail_new(s);
+    if (!s.ok()) {
+      fail_new(s);
+      for (auto& r : results) {
+        if (r.ok() && r->index >= covered) r = s;
+      }
+    }
   }
   // Published even when the checkpoint failed: the leaves are in the store
   // (and durable once any later synced write passes), and their callers got

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,8 +47,15 @@ class NodeProcess {
     argv.push_back(nullptr);
     int out[2];
     EXPECT_EQ(pipe(out), 0);
+    const pid_t parent = getpid();
     pid_ = fork();
     if (pid_ == 0) {
+      // A node never outlives its test: were the test process to die (a
+      // crash, a sanitizer's abort) before it stops the node, an orphan
+      // holding ctest's output pipe would hang the run. The signal follows
+      // the forking thread, and every test forks nodes from its main one.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);  // the test died before prctl
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
       execv(binary_.c_str(), argv.data());

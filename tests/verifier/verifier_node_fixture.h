@@ -19,17 +19,16 @@
 #include "layerproof/v1/audit.grpc.pb.h"
 #include "layerproof/v1/log.grpc.pb.h"
 #include "layerproof/v1/opening.grpc.pb.h"
+#include "rpc/server.h"
 #include "store/checkpoint.h"
 #include "store/envelope.h"
 #include "store/merkle.h"
 #include "store/rocksdb_log.h"
-#include "rpc/server.h"
 #include "tests/rpc/test_certs.h"
 #include "tests/verifier/verifier_world.h"
 #include "verifier/verifier_node.h"
 
 namespace layerproof::verifier::node_fixture {
-
 
 using testing::HonestOpenings;
 using testing::Serve;
@@ -80,8 +79,8 @@ class OpeningService : public v1::Opening::CallbackService {
     ++calls_;
     std::vector<uint32_t> layers(request->layers().begin(),
                                  request->layers().end());
-    absl::StatusOr<check::Opening> o = source_.Open("", request->request_id(), layers,
-                                             0, 0, absl::InfiniteFuture());
+    absl::StatusOr<check::Opening> o = source_.Open(
+        "", request->request_id(), layers, 0, 0, absl::InfiniteFuture());
     auto* writer = new Writer();
     if (!o.ok()) {
       writer->status =
@@ -135,8 +134,8 @@ class OpeningService : public v1::Opening::CallbackService {
   std::atomic<int> calls_{0};
 };
 
-inline std::unique_ptr<rpc::RunningServer> ServeOpenings(OpeningService& service,
-                                                  const std::string& listen) {
+inline std::unique_ptr<rpc::RunningServer> ServeOpenings(
+    OpeningService& service, const std::string& listen) {
   rpc::ServerConfig config;
   config.listen = listen;
   config.tls.insecure = true;
@@ -175,6 +174,7 @@ struct NodeSetup {
   absl::Duration prover_retention = absl::Hours(24 * 7);
   size_t max_submission_bytes_in_flight = 0;  // 0: the default
   size_t max_queued_audits = 0;               // 0: the default
+  rocksdb::Env* env = nullptr;  // the node's disk (VerifierOptions.env)
 };
 
 template <typename Pred>
@@ -190,8 +190,8 @@ bool Eventually(Pred done) {
 // A running verifier node and stubs for its services.
 class Verifier {
  public:
-  Verifier(const std::string& dir, std::shared_ptr<check::OpeningSource> openings,
-           double rate = 1.0)
+  Verifier(const std::string& dir,
+           std::shared_ptr<check::OpeningSource> openings, double rate = 1.0)
       : Verifier(dir,
                  NodeSetup{.openings = std::move(openings), .rate = rate}) {}
 
@@ -215,6 +215,7 @@ class Verifier {
       o.max_queued_audits = setup.max_queued_audits;
     }
     o.audit_retry_interval = setup.retry_interval;
+    o.env = setup.env;
     o.provers.push_back({"prover-2", Prover2Key().public_key(), "", {}});
     o.policy.rate = setup.rate;
     o.policy.layers_per_audit = 1;
