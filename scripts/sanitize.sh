@@ -6,10 +6,13 @@
 #                              label but `slow`): ASan, LeakSanitizer, UBSan.
 #   scripts/sanitize.sh tsan   builds the concurrent suites with
 #                              -fsanitize=thread into build-tsan and runs them:
-#                              the sequenced log, the task pool, the prover
-#                              and verifier nodes, audit leases, and the
-#                              integration suites that run whole clusters
-#                              (honest, restarts, auditor workers, flood).
+#                              the sequenced log (with its crash and disk
+#                              fault tests), the task pool, the prover and
+#                              verifier nodes, audit leases, the opening
+#                              client, and the integration suites that run
+#                              whole clusters (honest, cheating, restarts,
+#                              auditor workers, flood, client, HTTP API,
+#                              metrics, power loss).
 # Any report fails the test that made it (halt_on_error, no recovery), so the
 # script exits non-zero on the first finding of each test. Suppressions
 # (tests/sanitizers/*.supp) are for third-party code only, each with its
@@ -35,15 +38,18 @@ case "$kind" in
     dir=build-tsan
     flags=(-DLAYERPROOF_SANITIZE=thread)
     # The suites that run threads against each other.
-    suites=(store_log_test task_pool_test prover_node_test
-      verifier_audit_leases_test verifier_node_submission_test
-      verifier_node_audit_test integration_honest_test
-      integration_restart_test integration_auditor_test integration_flood_test)
+    suites=(store_log_test store_log_crash_test store_disk_fault_test
+      task_pool_test prover_node_test verifier_audit_leases_test
+      verifier_node_submission_test verifier_node_audit_test
+      verifier_opening_client_test integration_honest_test
+      integration_cheating_test integration_restart_test
+      integration_auditor_test integration_flood_test integration_client_test
+      integration_http_api_test integration_metrics_test
+      integration_power_loss_test)
     targets=("${suites[@]}" layerproof layerproof_tsan_absl_sync)
-    # Only these executables are built: CTest stands each other one in as
-    # <target>_NOT_BUILT, which -E leaves out.
-    tests=(-LE slow -E _NOT_BUILT)
-    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/sanitizers/tsan.supp"
+    # Every report is printed (no halt), and a process that made one exits
+    # 66 at its end, so the suite fails.
+    export TSAN_OPTIONS="halt_on_error=0:exitcode=66:second_deadlock_stack=1:suppressions=$root/tests/sanitizers/tsan.supp"
     ;;
   *)
     echo "usage: scripts/sanitize.sh asan|tsan [ctest arguments...]" >&2
@@ -58,11 +64,41 @@ CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja \
   -DLAYERPROOF_BUILD_BENCH=OFF "${flags[@]}" >/dev/null
 cmake --build "$dir" --parallel "$(nproc)" --target "${targets[@]}"
 built=$(date +%s)
-if [[ "$kind" == tsan ]]; then
+if [[ "$kind" == asan ]]; then
+  ctest --test-dir "$dir" --output-on-failure --parallel "$(nproc)" \
+    "${tests[@]}" "$@"
+else
+  # Each suite's executable whole (its tests share a process, as they do
+  # in production), two at a time; logs in $dir/tsan-logs/<suite>.log.
   # Debian's Abseil is not instrumented: tests/sanitizers/tsan_absl_sync.cc.
   export LD_PRELOAD="$root/$dir/tests/sanitizers/liblayerproof_tsan_absl_sync.so"
+  logs="$dir/tsan-logs"
+  rm -rf "$logs" && mkdir -p "$logs"
+  run_suite() {
+    local exe
+    exe=$(find "$dir/tests" -name "$1" -type f -perm -u+x -print -quit)
+    timeout 1800 "$exe" --gtest_brief=1 >"$logs/$1.log" 2>&1
+    echo "$?" >"$logs/$1.rc"
+  }
+  export -f run_suite
+  export dir logs
+  printf '%s\n' "${suites[@]}" | xargs -P "$(nproc)" -I{} bash -c 'run_suite {}'
+  failed=0
+  printf '%-34s %6s %8s\n' suite exit reports
+  for s in "${suites[@]}"; do
+    rc=$(cat "$logs/$s.rc")
+    n=$(grep -c '^WARNING: ThreadSanitizer' "$logs/$s.log" || true)
+    printf '%-34s %6s %8s\n' "$s" "$rc" "$n"
+    [[ "$rc" == 0 && "$n" == 0 ]] || failed=1
+  done
+  echo "distinct reports (SUMMARY lines):"
+  cat "$logs"/*.log | grep '^SUMMARY: ThreadSanitizer' |
+    sed 's/ (BuildId: [0-9a-f]*)//; s/ ([^ ]*+0x[0-9a-f]*)//' | sort | uniq -c |
+    sort -rn || true
 fi
-ctest --test-dir "$dir" --output-on-failure --parallel "$(nproc)" \
-  "${tests[@]}" "$@"
 done_at=$(date +%s)
 echo "sanitize $kind: build $((built - start)) s, tests $((done_at - built)) s"
+if [[ "$kind" == tsan && "$failed" != 0 ]]; then
+  echo "sanitize tsan: FAILED (reports or failing suites above)" >&2
+  exit 1
+fi

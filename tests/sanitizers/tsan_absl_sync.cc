@@ -16,8 +16,9 @@
 // What is modelled: Lock/Unlock and the reader forms (also lock-order
 // inversions, which TSan then reports as potential deadlocks); Await,
 // LockWhen and CondVar waits release and reacquire the mutex; a Condition
-// is evaluated after an acquire of its mutex (Abseil may evaluate a waiter's
-// condition in the thread that unlocks); Notify releases and the waits
+// is evaluated between an acquire and a release of its mutex (Abseil
+// evaluates it with the mutex held, in the waiter or in the thread that
+// unlocks); Notify releases and the waits
 // acquire. Not modelled: TryLock failing (treated as no lock taken, which
 // is what it is) and Abseil's internal spinlocks (not ours).
 #include <dlfcn.h>
@@ -25,6 +26,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "absl/base/config.h"
@@ -84,14 +86,32 @@ void Unlocking(void* mu, unsigned flags) {
   __tsan_mutex_post_unlock(mu, flags);
 }
 
-// A Condition that acquires its mutex's history before it is evaluated.
+// A Condition evaluated as Abseil evaluates it: with its mutex held, by the
+// waiter or by the thread that unlocks. So it acquires the mutex's history
+// before it reads, and releases after, so that its reads happen before the
+// next holder's writes (without the release, TSan sees a waiter's first
+// evaluation, which comes after Await's Unlocking(), race with them).
 struct Guarded {
   const absl::Condition* condition;
   absl::Mutex* mu;
 };
 bool EvalGuarded(Guarded* g) {
   __tsan_acquire(g->mu);
-  return g->condition->Eval();
+  const bool result = g->condition->Eval();
+  __tsan_release(g->mu);
+  return result;
+}
+
+// True when `pc` lies in one of Debian's libraries that are not built with
+// TSan (gRPC and its dependencies, Abseil, protobuf).
+bool InUninstrumentedLibrary(const void* pc) {
+  Dl_info info;
+  if (dladdr(pc, &info) == 0 || info.dli_fname == nullptr) return false;
+  for (const char* lib : {"libgrpc", "libgpr", "libabsl_", "libprotobuf",
+                          "libupb", "libre2", "libcares"}) {
+    if (std::strstr(info.dli_fname, lib) != nullptr) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -137,13 +157,27 @@ void Mutex::ReaderUnlock() {
   __tsan_mutex_post_unlock(this, __tsan_mutex_read_lock);
 }
 
+// A mutex that gRPC's own code destroys is not annotated as destroyed:
+// TSan cannot see how gRPC orders that after the mutex's last use in its
+// other threads (the hand-offs of tsan_ignorelist.txt), and reported every
+// such destruction as racing with that use. Its lock and unlock annotations
+// stay, since gRPC's locks order our callbacks too.
 Mutex::~Mutex() {
   static const auto real = Real<void (*)(Mutex*)>("5MutexD2Ev");
-  __tsan_mutex_destroy(this, 0);
+  if (!InUninstrumentedLibrary(__builtin_return_address(0))) {
+    __tsan_mutex_destroy(this, 0);
+  }
   real(this);
 }
 
 // The waits: held before and after, released while waiting.
+//
+// DeadlineOf: the *WithTimeout forms are this library's *WithDeadline with
+// Now() + timeout (saturating: an infinite timeout is an infinite
+// deadline), which is what Abseil's own do: Debian's tail-call their
+// *WithDeadline through the PLT, so forwarding to them would reach our
+// *WithDeadline and annotate every wait twice (TSan: "unlock of an
+// unlocked mutex", in gRPC's timed waits).
 void Mutex::Await(const Condition& cond) {
   static const auto real = Real<void (*)(Mutex*, const Condition&)>(
       "5Mutex5AwaitERKNS0_9ConditionE");
@@ -155,14 +189,7 @@ void Mutex::Await(const Condition& cond) {
 }
 
 bool Mutex::AwaitWithTimeout(const Condition& cond, Duration timeout) {
-  static const auto real = Real<bool (*)(Mutex*, const Condition&, Duration)>(
-      "5Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE");
-  Guarded g{&cond, this};
-  const Condition guarded(&EvalGuarded, &g);
-  Unlocking(this, 0);
-  const bool met = real(this, guarded, timeout);
-  Locked(this, 0);
-  return met;
+  return AwaitWithDeadline(cond, Now() + timeout);  // see DeadlineOf
 }
 
 bool Mutex::AwaitWithDeadline(const Condition& cond, Time deadline) {
@@ -187,14 +214,7 @@ void Mutex::LockWhen(const Condition& cond) {
 }
 
 bool Mutex::LockWhenWithTimeout(const Condition& cond, Duration timeout) {
-  static const auto real = Real<bool (*)(Mutex*, const Condition&, Duration)>(
-      "5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE");
-  Guarded g{&cond, this};
-  const Condition guarded(&EvalGuarded, &g);
-  __tsan_mutex_pre_lock(this, 0);
-  const bool met = real(this, guarded, timeout);
-  __tsan_mutex_post_lock(this, 0, 0);
-  return met;
+  return LockWhenWithDeadline(cond, Now() + timeout);  // see DeadlineOf
 }
 
 bool Mutex::LockWhenWithDeadline(const Condition& cond, Time deadline) {
@@ -217,12 +237,7 @@ void CondVar::Wait(Mutex* mu) {
 }
 
 bool CondVar::WaitWithTimeout(Mutex* mu, Duration timeout) {
-  static const auto real = Real<bool (*)(CondVar*, Mutex*, Duration)>(
-      "7CondVar15WaitWithTimeoutEPNS0_5MutexENS0_8DurationE");
-  Unlocking(mu, 0);
-  const bool timed_out = real(this, mu, timeout);
-  Locked(mu, 0);
-  return timed_out;
+  return WaitWithDeadline(mu, Now() + timeout);  // see DeadlineOf
 }
 
 bool CondVar::WaitWithDeadline(Mutex* mu, Time deadline) {
