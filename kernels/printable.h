@@ -40,6 +40,11 @@ bool IsPrintable(std::string_view text);
 // so that no message quotes an attacker's bytes raw, however deep in the
 // parser it was made (tests/fuzz asserts it).
 Status PrintableStatus(Status s);
+template <typename T>
+StatusOr<T> PrintableStatus(StatusOr<T> v) {
+  if (v.ok()) return v;
+  return PrintableStatus(v.status());
+}
 
 }  // namespace layerproof::kernels
 

@@ -116,7 +116,7 @@ std::string CheckpointBody(const Checkpoint& c) {
 }
 
 absl::StatusOr<Checkpoint> ParseCheckpointBody(std::string_view text) {
-  absl::StatusOr<Checkpoint> result = [&]() -> absl::StatusOr<Checkpoint> {
+  return PrintableStatus([&]() -> absl::StatusOr<Checkpoint> {
     if (text.empty() || text.back() != '\n') {
       return BadNote("body must end with a newline");
     }
@@ -150,9 +150,7 @@ absl::StatusOr<Checkpoint> ParseCheckpointBody(std::string_view text) {
       c.extensions.emplace_back(lines[i]);
     }
     return c;
-  }();
-  if (!result.ok()) return PrintableStatus(result.status());
-  return result;
+  }());
 }
 
 uint32_t NoteKeyId(std::string_view name, const Ed25519PublicKey& key) {
@@ -209,7 +207,7 @@ absl::StatusOr<std::string> CheckpointSigner::Sign(const Checkpoint& c) const {
 
 absl::StatusOr<Checkpoint> CheckpointVerifier::Verify(
     std::string_view note, std::string_view origin) const {
-  absl::StatusOr<Checkpoint> result = [&]() -> absl::StatusOr<Checkpoint> {
+  return PrintableStatus([&]() -> absl::StatusOr<Checkpoint> {
     if (note.size() > kMaxNoteBytes) {
       return BadNote(Cat("larger than ", kMaxNoteBytes, " bytes"));
     }
@@ -269,9 +267,7 @@ absl::StatusOr<Checkpoint> CheckpointVerifier::Verify(
           Cat("checkpoint note: no valid signature by key \"", name_, "\""));
     }
     return c;
-  }();
-  if (!result.ok()) return PrintableStatus(result.status());
-  return result;
+  }());
 }
 
 }  // namespace layerproof::store

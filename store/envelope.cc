@@ -122,8 +122,7 @@ const Ed25519PublicKey* KeyRing::Find(const Sha256Hash& key_id) const {
 absl::StatusOr<VerifiedEnvelope> VerifyEnvelope(
     std::string_view envelope_bytes, const KeyRing& keys,
     std::string_view expected_payload_type, size_t max_bytes) {
-  absl::StatusOr<VerifiedEnvelope> result =
-      [&]() -> absl::StatusOr<VerifiedEnvelope> {
+  return PrintableStatus([&]() -> absl::StatusOr<VerifiedEnvelope> {
     if (envelope_bytes.size() > max_bytes) {
       return absl::InvalidArgumentError(
           absl::StrCat("Envelope: got ", envelope_bytes.size(),
@@ -189,46 +188,36 @@ absl::StatusOr<VerifiedEnvelope> VerifyEnvelope(
     out.payload_type = std::move(*envelope.mutable_payload_type());
     out.payload = std::move(*envelope.mutable_payload());
     return out;
-  }();
-  if (!result.ok()) return PrintableStatus(result.status());
-  return result;
+  }());
 }
 
 absl::StatusOr<v1::Commitment> ParseCommitment(std::string_view payload) {
-  absl::StatusOr<v1::Commitment> result =
-      [&]() -> absl::StatusOr<v1::Commitment> {
+  return PrintableStatus([&]() -> absl::StatusOr<v1::Commitment> {
     LP_ASSIGN_OR_RETURN(v1::Commitment c,
                         ParseRecord<v1::Commitment>(payload, "Commitment"));
     LP_RETURN_IF_ERROR(ValidateCommitment(c));
     return c;
-  }();
-  if (!result.ok()) return PrintableStatus(result.status());
-  return result;
+  }());
 }
 
 absl::StatusOr<v1::Verdict> ParseVerdict(std::string_view payload) {
-  absl::StatusOr<v1::Verdict> result = [&]() -> absl::StatusOr<v1::Verdict> {
+  return PrintableStatus([&]() -> absl::StatusOr<v1::Verdict> {
     LP_ASSIGN_OR_RETURN(v1::Verdict v,
                         ParseRecord<v1::Verdict>(payload, "Verdict"));
     LP_RETURN_IF_ERROR(ValidateVerdict(v));
     return v;
-  }();
-  if (!result.ok()) return PrintableStatus(result.status());
-  return result;
+  }());
 }
 
 absl::StatusOr<v1::SubmissionPromise> ParseSubmissionPromise(
     std::string_view payload) {
-  absl::StatusOr<v1::SubmissionPromise> result =
-      [&]() -> absl::StatusOr<v1::SubmissionPromise> {
+  return PrintableStatus([&]() -> absl::StatusOr<v1::SubmissionPromise> {
     LP_ASSIGN_OR_RETURN(
         v1::SubmissionPromise p,
         ParseRecord<v1::SubmissionPromise>(payload, "SubmissionPromise"));
     LP_RETURN_IF_ERROR(ValidateSubmissionPromise(p));
     return p;
-  }();
-  if (!result.ok()) return PrintableStatus(result.status());
-  return result;
+  }());
 }
 
 }  // namespace layerproof::store

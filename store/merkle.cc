@@ -388,7 +388,7 @@ absl::Status VerifyConsistency(uint64_t old_size, uint64_t new_size,
 // Text forms
 
 absl::StatusOr<Sha256Hash> ParseHash(std::string_view hex) {
-  absl::StatusOr<Sha256Hash> result = [&]() -> absl::StatusOr<Sha256Hash> {
+  return PrintableStatus([&]() -> absl::StatusOr<Sha256Hash> {
     if (hex.size() != 64) {
       return absl::InvalidArgumentError(absl::StrCat(
           "got ", hex.size(), " characters, want 64 hex digits (a SHA-256)"));
@@ -401,14 +401,11 @@ absl::StatusOr<Sha256Hash> ParseHash(std::string_view hex) {
     Sha256Hash hash;
     std::memcpy(hash.data(), bytes->data(), 32);
     return hash;
-  }();
-  if (!result.ok()) return PrintableStatus(result.status());
-  return result;
+  }());
 }
 
 absl::StatusOr<std::vector<Sha256Hash>> ParseProof(std::string_view text) {
-  absl::StatusOr<std::vector<Sha256Hash>> result =
-      [&]() -> absl::StatusOr<std::vector<Sha256Hash>> {
+  return PrintableStatus([&]() -> absl::StatusOr<std::vector<Sha256Hash>> {
     std::vector<Sha256Hash> proof;
     if (text.empty()) return proof;
     size_t start = 0;
@@ -427,14 +424,11 @@ absl::StatusOr<std::vector<Sha256Hash>> ParseProof(std::string_view text) {
       start = comma + 1;
     }
     return proof;
-  }();
-  if (!result.ok()) return PrintableStatus(result.status());
-  return result;
+  }());
 }
 
 absl::StatusOr<std::vector<std::string>> ParseLeafLines(std::string_view text) {
-  absl::StatusOr<std::vector<std::string>> result =
-      [&]() -> absl::StatusOr<std::vector<std::string>> {
+  return PrintableStatus([&]() -> absl::StatusOr<std::vector<std::string>> {
     std::vector<std::string> leaves;
     size_t start = 0;
     while (start < text.size()) {
@@ -457,9 +451,7 @@ absl::StatusOr<std::vector<std::string>> ParseLeafLines(std::string_view text) {
       start = newline + 1;
     }
     return leaves;
-  }();
-  if (!result.ok()) return PrintableStatus(result.status());
-  return result;
+  }());
 }
 
 }  // namespace layerproof::store

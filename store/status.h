@@ -28,6 +28,11 @@ inline absl::Status PrintableStatus(const absl::Status& s) {
   if (s.ok() || kernels::IsPrintable(message)) return s;
   return absl::Status(s.code(), kernels::Printable(message));
 }
+template <typename T>
+absl::StatusOr<T> PrintableStatus(absl::StatusOr<T> v) {
+  if (v.ok()) return v;
+  return PrintableStatus(v.status());
+}
 
 }  // namespace layerproof::store
 

@@ -353,9 +353,7 @@ Status ApplyGenerationConfigUnescaped(std::string_view json_text,
 
 StatusOr<ModelConfig> ParseModelConfig(std::string_view json_text,
                                        std::string_view file) {
-  StatusOr<ModelConfig> c = ParseModelConfigUnescaped(json_text, file);
-  if (!c.ok()) return PrintableStatus(c.status());
-  return c;
+  return PrintableStatus(ParseModelConfigUnescaped(json_text, file));
 }
 
 Status ApplyGenerationConfig(std::string_view json_text, std::string_view file,

@@ -412,9 +412,7 @@ StatusOr<GgufModelParts> ReadGgufModelUnescaped(const GgufFile& f) {
 }  // namespace
 
 StatusOr<GgufModelParts> ReadGgufModel(const GgufFile& f) {
-  StatusOr<GgufModelParts> parts = ReadGgufModelUnescaped(f);
-  if (!parts.ok()) return PrintableStatus(parts.status());
-  return parts;
+  return PrintableStatus(ReadGgufModelUnescaped(f));
 }
 
 // --- Writing ---------------------------------------------------------------
