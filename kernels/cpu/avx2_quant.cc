@@ -107,6 +107,72 @@ struct Avx2QuantIsa {
   }
 };
 
+// Horizontal reductions of one vector.
+float MaxOf(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+int32_t SumOf(__m256i v) {
+  __m128i s =
+      _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+  return _mm_cvtsi128_si32(s);
+}
+
+// quant::QuantizeActUnit on each unit of 32, as four vectors; the argument
+// for every step is Avx512QuantizeRow's (avx512_quant.cc). The saturating
+// packs only narrow: every value is already clamped to [-127, 127].
+void Avx2QuantizeRow(const float* x, int64_t k, int8_t* q,
+                     quant::ActUnit* units) {
+  const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256i lo = _mm256_set1_epi32(-quant::kActMax);
+  const __m256i hi = _mm256_set1_epi32(quant::kActMax);
+  // packs works within 128-bit lanes: this puts the bytes back in order.
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (int64_t u = 0; u < k / quant::kUnit; ++u) {
+    const float* xu = x + u * quant::kUnit;
+    int8_t* qu = q + u * quant::kUnit;
+    quant::ActUnit& a = units[u];
+    a = quant::ActUnit();
+    __m256 v[4], m = _mm256_setzero_ps();
+    int finite = 0xFF;
+    for (int j = 0; j < 4; ++j) {
+      v[j] = _mm256_loadu_ps(xu + 8 * j);
+      const __m256 abs = _mm256_andnot_ps(sign, v[j]);
+      finite &= _mm256_movemask_ps(_mm256_cmp_ps(abs, inf, _CMP_LT_OQ));
+      m = _mm256_max_ps(m, abs);
+    }
+    std::memset(qu, 0, quant::kUnit);
+    if (finite != 0xFF) {
+      a.d = CanonicalNan();
+      continue;
+    }
+    const float d = MaxOf(m) / float(quant::kActMax);
+    if (d == 0.0f) continue;  // a.d = +0: a zero unit, or its scale underflows
+    a.d = d;
+    const __m256 vd = _mm256_set1_ps(d);
+    __m256i i[4];
+    for (int j = 0; j < 4; ++j) {
+      const __m256 r =
+          _mm256_round_ps(_mm256_div_ps(v[j], vd),
+                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      i[j] = _mm256_min_epi32(hi, _mm256_max_epi32(lo, _mm256_cvtps_epi32(r)));
+    }
+    const __m256i bytes = _mm256_permutevar8x32_epi32(
+        _mm256_packs_epi16(_mm256_packs_epi32(i[0], i[1]),
+                           _mm256_packs_epi32(i[2], i[3])),
+        order);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(qu), bytes);
+    a.half_sum[0] = SumOf(_mm256_add_epi32(i[0], i[1]));
+    a.half_sum[1] = SumOf(_mm256_add_epi32(i[2], i[3]));
+    a.sum = float(a.half_sum[0] + a.half_sum[1]);
+  }
+}
+
 std::unique_ptr<PackedWeights> Avx2QuantPack(BackendKind kind,
                                              const WeightView& w) {
   return std::make_unique<QuantPacked>(kind, w, Avx2QuantIsa::kNR,
@@ -117,7 +183,7 @@ std::unique_ptr<PackedWeights> Avx2QuantPack(BackendKind kind,
 
 const QuantGemmOps& Avx2QuantOps() {
   static const QuantGemmOps ops = {Avx2QuantIsa::kNR, Avx2QuantPack,
-                                   QuantColumns<Avx2QuantIsa>};
+                                   Avx2QuantizeRow, QuantColumns<Avx2QuantIsa>};
   return ops;
 }
 

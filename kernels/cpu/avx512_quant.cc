@@ -105,6 +105,54 @@ struct Avx512QuantIsa {
   }
 };
 
+// quant::QuantizeActUnit on each unit of 32, as two vectors. Every step is
+// the spec's: |x| is a sign-bit clear, "finite" is |x| < inf (false for NaN),
+// the maximum of finite magnitudes is exact, d = amax / 127 is the same
+// correctly rounded scalar division, x / d is a correctly rounded vector
+// division, rounded to the nearest integer, ties to even, as nearbyint does
+// in the contract's FP environment; then exact integer clamping and sums.
+void Avx512QuantizeRow(const float* x, int64_t k, int8_t* q,
+                       quant::ActUnit* units) {
+  const __m512 inf = _mm512_set1_ps(std::numeric_limits<float>::infinity());
+  const __m512i lo = _mm512_set1_epi32(-quant::kActMax);
+  const __m512i hi = _mm512_set1_epi32(quant::kActMax);
+  for (int64_t u = 0; u < k / quant::kUnit; ++u) {
+    const float* xu = x + u * quant::kUnit;
+    int8_t* qu = q + u * quant::kUnit;
+    quant::ActUnit& a = units[u];
+    a = quant::ActUnit();
+    const __m512 v0 = _mm512_loadu_ps(xu);
+    const __m512 v1 = _mm512_loadu_ps(xu + 16);
+    const __m512 a0 = _mm512_abs_ps(v0);
+    const __m512 a1 = _mm512_abs_ps(v1);
+    const __mmask16 finite = _mm512_cmp_ps_mask(a0, inf, _CMP_LT_OQ) &
+                             _mm512_cmp_ps_mask(a1, inf, _CMP_LT_OQ);
+    std::memset(qu, 0, quant::kUnit);
+    if (finite != 0xFFFF) {
+      a.d = CanonicalNan();
+      continue;
+    }
+    const float d =
+        _mm512_reduce_max_ps(_mm512_max_ps(a0, a1)) / float(quant::kActMax);
+    if (d == 0.0f) continue;  // a.d = +0: a zero unit, or its scale underflows
+    a.d = d;
+    const __m512 vd = _mm512_set1_ps(d);
+    constexpr int kRne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    const __m512i i0 = _mm512_min_epi32(
+        hi, _mm512_max_epi32(
+                lo, _mm512_cvt_roundps_epi32(_mm512_div_ps(v0, vd), kRne)));
+    const __m512i i1 = _mm512_min_epi32(
+        hi, _mm512_max_epi32(
+                lo, _mm512_cvt_roundps_epi32(_mm512_div_ps(v1, vd), kRne)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(qu), _mm512_cvtepi32_epi8(i0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(qu + 16),
+                     _mm512_cvtepi32_epi8(i1));
+    a.half_sum[0] = _mm512_reduce_add_epi32(i0);
+    a.half_sum[1] = _mm512_reduce_add_epi32(i1);
+    a.sum = float(a.half_sum[0] + a.half_sum[1]);
+  }
+}
+
 std::unique_ptr<PackedWeights> Avx512QuantPack(BackendKind kind,
                                                const WeightView& w) {
   return std::make_unique<QuantPacked>(kind, w, Avx512QuantIsa::kNR,
@@ -115,6 +163,7 @@ std::unique_ptr<PackedWeights> Avx512QuantPack(BackendKind kind,
 
 const QuantGemmOps& Avx512QuantOps() {
   static const QuantGemmOps vnni = {Avx512QuantIsa::kNR, Avx512QuantPack,
+                                    Avx512QuantizeRow,
                                     QuantColumns<Avx512QuantIsa>};
   return __builtin_cpu_supports("avx512vnni") ? vnni : Avx2QuantOps();
 }

@@ -54,8 +54,8 @@ class CpuBackend final : public Backend {
     xq.q.resize(size_t(m * k));
     xq.units.resize(size_t(m * (k / quant::kUnit)));
     Run(m, [&](int64_t r) {
-      quant::QuantizeRow(x + r * k, k, xq.q.data() + r * k,
-                         xq.units.data() + r * (k / quant::kUnit));
+      ops_.quant->quantize_row(x + r * k, k, xq.q.data() + r * k,
+                               xq.units.data() + r * (k / quant::kUnit));
     });
     RunColumns(m, w.n(), ops_.quant->n_align, [&](int64_t begin, int64_t end) {
       ops_.quant->gemm(xq, w, bias, y, begin, end);

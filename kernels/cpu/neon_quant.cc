@@ -276,9 +276,10 @@ bool UseDotprod() {
 
 const QuantGemmOps& NeonQuantOps() {
   static const QuantGemmOps base = {NeonQuantCommon::kNR, NeonQuantPack,
+                                    quant::QuantizeRow,
                                     QuantColumns<NeonQuantBaseIsa>};
   static const QuantGemmOps dot = {NeonQuantCommon::kNR, NeonQuantPack,
-                                   NeonQuantDotColumns};
+                                   quant::QuantizeRow, NeonQuantDotColumns};
   static const bool use_dot = UseDotprod();
   return use_dot ? dot : base;
 }

@@ -21,23 +21,6 @@ void CopyHalf(const unsigned char* p, unsigned char* out) {
 
 }  // namespace
 
-QuantLayout QuantLayout::Make(DType t, int64_t nr, int byte_bias, int64_t k) {
-  QuantLayout l;
-  l.dtype = t;
-  l.nr = nr;
-  l.byte_bias = byte_bias;
-  const bool super = t == DType::kQ4_K || t == DType::kQ6_K;
-  l.units_per_group = super ? 8 : 1;
-  l.unit_weight_bytes = (l.nibbles() ? 16 : 32) * nr;
-  l.unit_bytes = l.unit_weight_bytes + 2 * nr;
-  const int64_t group_scales =
-      t == DType::kQ4_K ? 4 * nr : (t == DType::kQ6_K ? 2 * nr : 0);
-  l.group_bytes = l.units_per_group * l.unit_bytes + group_scales;
-  l.groups = k / (kUnit * l.units_per_group);
-  l.panel_bytes = l.groups * l.group_bytes;
-  return l;
-}
-
 QuantPacked::QuantPacked(BackendKind kind, const WeightView& w, int64_t nr,
                          int byte_bias)
     : PackedWeights(kind, w.rows, w.cols, w.dtype),
@@ -141,7 +124,8 @@ void PortableGemm(const quant::QuantizedRows& x, const PackedWeights& w,
 }  // namespace
 
 const QuantGemmOps& PortableQuantOps() {
-  static const QuantGemmOps ops = {1, PortablePack, PortableGemm};
+  static const QuantGemmOps ops = {1, PortablePack, quant::QuantizeRow,
+                                   PortableGemm};
   return ops;
 }
 

@@ -10,9 +10,13 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/kernels/test_util.h"
+#if defined(__x86_64__)
+#include "kernels/cpu/internal/isa_ops.h"
+#endif
 
 namespace layerproof::kernels {
 namespace {
@@ -213,6 +217,67 @@ TEST(QuantSpecTest, ActivationSpecialCases) {
   a = Quantize(x, q);
   EXPECT_EQ(q[5], 127);
   EXPECT_EQ(q[6], -127);
+}
+
+// Each CPU ISA's activation quantizer (QuantGemmOps::quantize_row) against
+// quant::QuantizeRow, field by field and bit for bit: units whose magnitudes
+// span 2^-100..2^100 (rounding ties included), subnormal units whose scale
+// underflows or is itself subnormal, zero units with -0, the largest finite
+// values, and NaN/inf at random places. NEON and the portable backend call
+// quant::QuantizeRow itself.
+TEST(QuantSpecTest, VectorActivationQuantizersMatchTheSpec) {
+  std::vector<std::pair<std::string, const cpu::QuantGemmOps*>> quantizers;
+#if defined(__x86_64__)
+  for (BackendKind kind : AvailableBackends()) {
+    if (kind == BackendKind::kAvx2) {
+      quantizers.emplace_back("avx2", cpu::Avx2Ops().quant);
+    } else if (kind == BackendKind::kAvx512) {
+      quantizers.emplace_back("avx512", cpu::Avx512Ops().quant);
+    }
+  }
+#endif
+  if (quantizers.empty()) GTEST_SKIP() << "no vector quantizer on this CPU";
+  std::mt19937_64 rng(14);
+  constexpr int64_t kUnits = 64, k = kUnits * 32;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<float> x =
+        RandomFloats(rng, k, 1.0f, trial % 4 == 0 ? 0.01 : 0);
+    for (int64_t u = 0; u < kUnits; ++u) {
+      float* unit = x.data() + u * 32;
+      const int shape = int(rng() % 8);
+      const float f = std::ldexp(1.0f, int(rng() % 200) - 100);
+      for (int i = 0; i < 32; ++i) unit[i] *= f;
+      if (shape == 0) {  // a zero unit, signed zeros
+        for (int i = 0; i < 32; ++i) unit[i] = rng() % 2 ? 0.0f : -0.0f;
+      } else if (shape == 1) {  // subnormals: the scale underflows or is tiny
+        for (int i = 0; i < 32; ++i) {
+          unit[i] = std::ldexp(float(int(rng() % 400) - 200), -149);
+        }
+      } else if (shape == 2) {  // the largest finite magnitudes
+        unit[rng() % 32] = rng() % 2 ? 3.4028235e38f : -3.4028235e38f;
+      } else if (shape == 3) {  // exact ties against the scale
+        unit[rng() % 32] = 0.5f * f;
+        unit[rng() % 32] = -2.5f * f;
+      }
+    }
+    std::vector<int8_t> want_q(size_t(k), 1);
+    std::vector<quant::ActUnit> want(kUnits);
+    quant::QuantizeRow(x.data(), k, want_q.data(), want.data());
+    for (const auto& [name, ops] : quantizers) {
+      std::vector<int8_t> got_q(size_t(k), 1);
+      std::vector<quant::ActUnit> got(kUnits);
+      ops->quantize_row(x.data(), k, got_q.data(), got.data());
+      ASSERT_EQ(got_q, want_q) << name << " trial " << trial;
+      for (int64_t u = 0; u < kUnits; ++u) {
+        SCOPED_TRACE(name + " trial " + std::to_string(trial) + " unit " +
+                     std::to_string(u));
+        ASSERT_EQ(FloatBits(got[u].d), FloatBits(want[u].d));
+        ASSERT_EQ(got[u].half_sum[0], want[u].half_sum[0]);
+        ASSERT_EQ(got[u].half_sum[1], want[u].half_sum[1]);
+        ASSERT_EQ(FloatBits(got[u].sum), FloatBits(want[u].sum));
+      }
+    }
+  }
 }
 
 TEST(QuantSpecTest, UnitProductMatchesTheExactInteger) {

@@ -47,8 +47,26 @@ struct QuantLayout {
   int64_t groups = 0;  // per panel
   int64_t panel_bytes = 0;
 
-  static QuantLayout Make(DType t, int64_t nr, int byte_bias, int64_t k);
-  bool nibbles() const {
+  // constexpr, so that a kernel knows its format's unit and group sizes at
+  // compile time (quant_kernels.h).
+  static constexpr QuantLayout Make(DType t, int64_t nr, int byte_bias,
+                                    int64_t k) {
+    QuantLayout l;
+    l.dtype = t;
+    l.nr = nr;
+    l.byte_bias = byte_bias;
+    const bool super = t == DType::kQ4_K || t == DType::kQ6_K;
+    l.units_per_group = super ? 8 : 1;
+    l.unit_weight_bytes = (l.nibbles() ? 16 : 32) * nr;
+    l.unit_bytes = l.unit_weight_bytes + 2 * nr;
+    const int64_t group_scales =
+        t == DType::kQ4_K ? 4 * nr : (t == DType::kQ6_K ? 2 * nr : 0);
+    l.group_bytes = l.units_per_group * l.unit_bytes + group_scales;
+    l.groups = k / (quant::kUnit * l.units_per_group);
+    l.panel_bytes = l.groups * l.group_bytes;
+    return l;
+  }
+  constexpr bool nibbles() const {
     return dtype == DType::kQ4_0 || dtype == DType::kQ4_K;
   }
 };
@@ -70,19 +88,25 @@ class QuantPacked final : public PackedWeights {
   std::unique_ptr<unsigned char[]> bytes_;
 };
 
-// The quantized GEMM of one ISA: its panel width, packing and column-slice
-// kernel. The activations arrive quantized (quant::QuantizeRow); gemm
-// computes columns [n_begin, n_end) of y[x.m][w.n()], n_begin a multiple of
-// n_align, bit-identical to kernels/ref.
+// The quantized GEMM of one ISA: its panel width, packing, activation
+// quantization and column-slice kernel. quantize_row is quant::QuantizeRow,
+// bit for bit (x[k] to q[k] and units[k / 32]). gemm computes columns
+// [n_begin, n_end) of y[x.m][w.n()] from the quantized rows, n_begin a
+// multiple of n_align, bit-identical to kernels/ref.
 struct QuantGemmOps {
   int64_t n_align;
   std::unique_ptr<PackedWeights> (*pack)(BackendKind kind, const WeightView& w);
+  void (*quantize_row)(const float* x, int64_t k, int8_t* q,
+                       quant::ActUnit* units);
   void (*gemm)(const quant::QuantizedRows& x, const PackedWeights& w,
                const float* bias, float* y, int64_t n_begin, int64_t n_end);
 };
 
 // The portable version: weights kept as stored, each output computed by
-// kernels/ref's QuantRowDot. Bit-identical by construction.
+// kernels/ref's QuantRowDot, activations by quant::QuantizeRow. Bit-identical
+// by construction. NEON quantizes its activations with quant::QuantizeRow
+// too; AVX2 and AVX-512 have vector versions (avx2_quant.cc,
+// avx512_quant.cc).
 const QuantGemmOps& PortableQuantOps();
 
 // Defined only in builds for the matching architecture. Avx512QuantOps uses
