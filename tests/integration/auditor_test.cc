@@ -116,12 +116,24 @@ TEST(Auditors, KillingWorkersInALoopLosesNothingAndNeverDoublesAVerdict) {
   }
 
   constexpr int kRequests = 60;
+  constexpr int kMinKills = 5;
   std::vector<std::string> ids;
   std::atomic<bool> served{false};
+  std::atomic<int> kills{0};         // every kill
+  std::atomic<int> holder_kills{0};  // kills of a worker holding a lease
+  const absl::Time deadline = absl::Now() + absl::Seconds(240);
   std::thread load([&] {
     auto stub = cluster.InferenceStub(p);
     std::vector<int32_t> prompt(24);
     for (int i = 0; i < kRequests; ++i) {
+      // Paced by the kill loop: while audits are outstanding, a kill of a
+      // lease holder per 10 requests (kMinKills before the last 10), so that
+      // on a fast machine the audits cannot all drain before the kills.
+      while (holder_kills.load() < i / (kRequests / (kMinKills + 1)) &&
+             cluster.verifier().counters().audits_done < uint64_t(i) &&
+             absl::Now() < deadline) {
+        absl::SleepFor(absl::Milliseconds(5));
+      }
       for (size_t k = 0; k < prompt.size(); ++k) prompt[k] = int32_t(7 * i + k);
       auto r = cluster.Generate(*stub, prompt, 12, Greedy());
       EXPECT_TRUE(r.ok()) << r.status();
@@ -130,9 +142,7 @@ TEST(Auditors, KillingWorkersInALoopLosesNothingAndNeverDoublesAVerdict) {
     served = true;
   });
   std::mt19937 rng(20261203);
-  int kills = 0;
   absl::Time last_kill = absl::Now();
-  const absl::Time deadline = absl::Now() + absl::Seconds(240);
   while ((!served.load() ||
           cluster.verifier().counters().audits_done < uint64_t{kRequests}) &&
          absl::Now() < deadline) {
@@ -155,12 +165,14 @@ TEST(Auditors, KillingWorkersInALoopLosesNothingAndNeverDoublesAVerdict) {
     last_kill = absl::Now();
     workers[v]->Kill(SIGKILL);
     ++kills;
+    if (!holders.empty()) ++holder_kills;
     names[v] = "killable-" + std::to_string(started);
     workers[v] = worker(started++);
   }
   load.join();
   ASSERT_EQ(ids.size(), size_t{kRequests});
-  EXPECT_GE(kills, 5) << "the audits drained before the kill loop ran";
+  EXPECT_GE(kills.load(), kMinKills)
+      << "the audits drained before the kill loop ran";
   for (const std::string& id : ids) {
     const auto verdicts = cluster.WaitForVerdicts(id, absl::Seconds(60));
     ASSERT_EQ(verdicts.size(), 1u) << "an audit got no or two verdicts";
@@ -174,7 +186,8 @@ TEST(Auditors, KillingWorkersInALoopLosesNothingAndNeverDoublesAVerdict) {
   std::printf(
       "auditor kill loop: %d kills, %d workers started, %llu leases "
       "lapsed\n",
-      kills, started, static_cast<unsigned long long>(c.audit_leases_lapsed));
+      kills.load(), started,
+      static_cast<unsigned long long>(c.audit_leases_lapsed));
 }
 
 }  // namespace
