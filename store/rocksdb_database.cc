@@ -102,10 +102,12 @@ const char RocksDatabase::kMemtableGuardKey[] = "lp/memtable-guard";
 
 namespace {
 
-// The options every open shares: the Env, and RecoverableIoErrors.
+// The options every open shares: the Env, RecoverableIoErrors and the bound
+// on open tables.
 rocksdb::DBOptions BaseOptions(rocksdb::Env& env) {
   rocksdb::DBOptions options;
   options.env = &env;
+  options.max_open_files = RocksDatabase::kMaxOpenTables;
   options.listeners.push_back(std::make_shared<RecoverableIoErrors>());
   return options;
 }

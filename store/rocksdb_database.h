@@ -106,6 +106,13 @@ class RocksDatabase {
   // reads it.
   static const char kMemtableGuardKey[];
 
+  // RocksDB's max_open_files for every database: table files kept open at
+  // once (an LRU table cache beyond it). RocksDB's default, -1, keeps every
+  // .sst open, so descriptors grow with the store: the 30-minute soak saw
+  // the verifier's grow by one per table (BENCHMARKS.md, "Reliability").
+  // Three databases per node at most, well under the usual 1024 limit.
+  static constexpr int kMaxOpenTables = 64;
+
   // Brings the database out of the read-only state RocksDB enters after a
   // failed WAL write or sync, a failed flush or a failed MANIFEST write
   // (its "background error"): rocksdb::DB::Resume(), which flushes every

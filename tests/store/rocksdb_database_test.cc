@@ -42,6 +42,20 @@ TEST(RocksDatabaseTest, CreatesEveryFamilyAndReopensReadOnly) {
   EXPECT_EQ(v->value_or(""), "v");
 }
 
+// Open table files are bounded (kMaxOpenTables), in both modes: RocksDB's
+// default keeps every table of a growing store open.
+TEST(RocksDatabaseTest, OpenTablesAreBounded) {
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/db";
+  for (Mode mode : {Mode::kReadWrite, Mode::kReadOnly}) {
+    absl::StatusOr<std::unique_ptr<RocksDatabase>> db =
+        RocksDatabase::Open(dir, kFamilies, mode, "test db");
+    ASSERT_TRUE(db.ok()) << db.status();
+    EXPECT_EQ((*db)->db()->GetDBOptions().max_open_files,
+              RocksDatabase::kMaxOpenTables);
+  }
+}
+
 TEST(RocksDatabaseTest, ReadOnlyOpenOfNothingIsNotFoundAndCreatesNothing) {
   TempDir tmp;
   const std::string dir = tmp.path() + "/absent";
