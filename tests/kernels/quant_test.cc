@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/internal/quant_packed.h"
 #include "tests/kernels/test_util.h"
 #if defined(__x86_64__)
 #include "kernels/cpu/internal/isa_ops.h"
