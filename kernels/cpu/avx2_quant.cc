@@ -146,13 +146,16 @@ void Avx2QuantizeRow(const float* x, int64_t k, int8_t* q,
       finite &= _mm256_movemask_ps(_mm256_cmp_ps(abs, inf, _CMP_LT_OQ));
       m = _mm256_max_ps(m, abs);
     }
-    std::memset(qu, 0, quant::kUnit);
     if (finite != 0xFF) {
       a.d = CanonicalNan();
+      std::memset(qu, 0, quant::kUnit);
       continue;
     }
     const float d = MaxOf(m) / float(quant::kActMax);
-    if (d == 0.0f) continue;  // a.d = +0: a zero unit, or its scale underflows
+    if (d == 0.0f) {  // a.d = +0: a zero unit, or its scale underflows
+      std::memset(qu, 0, quant::kUnit);
+      continue;
+    }
     a.d = d;
     const __m256 vd = _mm256_set1_ps(d);
     __m256i i[4];

@@ -127,14 +127,17 @@ void Avx512QuantizeRow(const float* x, int64_t k, int8_t* q,
     const __m512 a1 = _mm512_abs_ps(v1);
     const __mmask16 finite = _mm512_cmp_ps_mask(a0, inf, _CMP_LT_OQ) &
                              _mm512_cmp_ps_mask(a1, inf, _CMP_LT_OQ);
-    std::memset(qu, 0, quant::kUnit);
     if (finite != 0xFFFF) {
       a.d = CanonicalNan();
+      std::memset(qu, 0, quant::kUnit);
       continue;
     }
     const float d =
         _mm512_reduce_max_ps(_mm512_max_ps(a0, a1)) / float(quant::kActMax);
-    if (d == 0.0f) continue;  // a.d = +0: a zero unit, or its scale underflows
+    if (d == 0.0f) {  // a.d = +0: a zero unit, or its scale underflows
+      std::memset(qu, 0, quant::kUnit);
+      continue;
+    }
     a.d = d;
     const __m512 vd = _mm512_set1_ps(d);
     constexpr int kRne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;

@@ -89,8 +89,6 @@ __attribute__((always_inline)) inline void PrefetchAhead(
 template <class Q, DType T>
 constexpr QuantLayout kUnitLayout = QuantLayout::Make(T, Q::kNR, Q::kByteBias,
                                                       0);
-template <DType T>
-constexpr int64_t kGroupUnits = T == DType::kQ4_K || T == DType::kQ6_K ? 8 : 1;
 
 // u_b for R rows of unit b (see the file comment), then p[r] += u_b * d_b.
 // `wts` is the unit's packed weights, `gscales` its group's scales.
@@ -168,7 +166,7 @@ void QuantTile(const QuantTileArgs& a) {
     for (int r = 0; r < R; ++r) p[r] = Q::Zero();
     const int64_t b0 = c * kQuantUnitsPerChunk;
     const int64_t b1 = std::min(n_units, b0 + kQuantUnitsPerChunk);
-    if constexpr (kGroupUnits<T> == 1) {
+    if constexpr (l.units_per_group == 1) {
       // Q8_0, Q4_0: no software prefetch (above).
       const unsigned char* unit = panel + b0 * l.group_bytes;
       if (b1 - b0 == kQuantUnitsPerChunk) {
@@ -188,11 +186,12 @@ void QuantTile(const QuantTileArgs& a) {
     } else {
       // A chunk is exactly one super-block.
       const unsigned char* group = panel + c * l.group_bytes;
-      const unsigned char* gscales = group + kGroupUnits<T> * l.unit_bytes;
+      const unsigned char* gscales = group + l.units_per_group * l.unit_bytes;
       if (a.prefetch) {
-        PrefetchAhead<l.group_bytes - kGroupUnits<T> * l.unit_bytes>(gscales);
+        PrefetchAhead<l.group_bytes - l.units_per_group * l.unit_bytes>(
+            gscales);
       }
-      for (int64_t j = 0; j < kGroupUnits<T>; ++j) {
+      for (int64_t j = 0; j < l.units_per_group; ++j) {
         if (a.prefetch) PrefetchAhead<l.unit_bytes>(group + j * l.unit_bytes);
         UnitStep<Q, T, R>(group + j * l.unit_bytes, gscales, b0 + j, xq, xu, p);
       }
