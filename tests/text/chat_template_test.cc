@@ -6,7 +6,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
+
+#include "text/internal/jinja_ast.h"
+#include "text/internal/jinja_eval.h"
 
 namespace layerproof::text {
 namespace {
@@ -219,6 +223,43 @@ TEST(ChatTemplateTest, RenderErrorsAndLimits) {
                              Json::array());
   EXPECT_FALSE(replaced.ok());
   EXPECT_FALSE(ChatTemplate::Parse(nested, "t.jinja").ok());
+}
+
+TEST(ChatTemplateTest, DeeplyNestedValuesAreFreedWithoutRecursion) {
+  // 300,000 lists each inside the next: freed recursively, they overflowed
+  // the stack when the render ended (a crash any template could cause).
+  auto r = RenderWith(
+      "{% set ns = namespace(x=[]) %}"
+      "{% for j in range(3) %}{% for i in range(100000) %}"
+      "{% set ns.x = [ns.x] %}{% endfor %}{% endfor %}{{ ns.x | length }}",
+      Json::array());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(*r, "1");
+}
+
+TEST(ChatTemplateTest, ReferenceCyclesAreFreedWhenTheRenderEnds) {
+  // A namespace that holds itself, directly or through a list, a dict or a
+  // bound method, is no longer referenced once the render returns.
+  for (const std::string source : {
+           "{% set probe.me = probe %}",
+           "{% set probe.l = [1, [probe]] %}",
+           "{% set d = {'p': probe} %}{% set probe.f = d.items %}",
+           "{% set ns = namespace(p=probe) %}{% set probe.ns = ns %}"
+           "{{ ns == ns }}",
+       }) {
+    auto body = internal::jinja::ParseTemplate(source, "t.jinja");
+    ASSERT_TRUE(body.ok()) << source;
+    std::weak_ptr<internal::jinja::Dict> probe;
+    {
+      internal::jinja::Value globals = internal::jinja::Value::MakeDict();
+      internal::jinja::Value ns = internal::jinja::Value::Namespace();
+      probe = ns.dict;
+      globals.Set("probe", std::move(ns));
+      ASSERT_TRUE(internal::jinja::Render(*body, globals, "t.jinja").ok())
+          << source;
+    }
+    EXPECT_TRUE(probe.expired()) << source;
+  }
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -33,6 +35,21 @@ class Evaluator {
       : globals_(globals), builtins_(Globals()), limits_(limits) {
     scopes_.emplace_back();
   }
+
+  // Setting an attribute is the only way a template changes an object
+  // after creating it, so every reference cycle (`{% set ns.me = ns %}`)
+  // passes through a namespace assigned to. Emptying those when the render
+  // ends breaks every cycle, which reference counts alone would leak.
+  ~Evaluator() {
+    std::vector<std::shared_ptr<Dict>> alive;
+    for (const auto& [raw, weak] : assigned_) {
+      if (std::shared_ptr<Dict> ns = weak.lock())
+        alive.push_back(std::move(ns));
+    }
+    for (const std::shared_ptr<Dict>& ns : alive) ns->clear();
+  }
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
 
   Status Run(const Body& body, Flow* flow) {
     for (const NodePtr& n : body) {
@@ -84,6 +101,7 @@ class Evaluator {
                                      " (a " + TypeName(ns) + ", not a namespace)");
         }
         ns.Set(n.targets[1], std::move(v));
+        RememberAssigned(ns);
         return OkStatus();
       }
       case Node::Kind::kFor:
@@ -481,8 +499,17 @@ class Evaluator {
     return bad();
   }
 
+  // Keyed by address: a dead namespace's entry is replaced by the live one
+  // that reuses its address, so the map stays as small as the namespaces
+  // alive at once.
+  void RememberAssigned(const Value& ns) {
+    std::weak_ptr<Dict>& entry = assigned_[ns.dict.get()];
+    if (entry.lock() != ns.dict) entry = ns.dict;
+  }
+
   const Value& globals_;
   Value builtins_;
+  std::unordered_map<const Dict*, std::weak_ptr<Dict>> assigned_;
   RenderLimits limits_;
   std::vector<std::map<std::string, Value>> scopes_;
   std::string out_;

@@ -5,10 +5,47 @@
 #include <cmath>
 #include <cstdio>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "text/internal/unicode.h"
 
 namespace layerproof::text::internal::jinja {
+
+namespace {
+
+// Freeing a container frees what it holds, and a template can nest lists
+// 10^6 deep (`{% set ns.x = [ns.x] %}` in a loop): freed recursively, that
+// overflows the stack. So a container's items move to a per-thread queue
+// and the outermost free empties it one value at a time.
+struct FreeQueue {
+  std::vector<Value> pending;
+  bool draining = false;
+};
+thread_local FreeQueue free_queue;
+
+bool HoldsContainer(const Value& v) { return v.list || v.dict || v.fn; }
+Value& ItemOf(Value& v) { return v; }
+Value& ItemOf(std::pair<std::string, Value>& kv) { return kv.second; }
+
+template <typename Container>
+void FreeContainer(Container* c) {
+  FreeQueue& q = free_queue;
+  for (auto& item : *c) {
+    if (HoldsContainer(ItemOf(item)))
+      q.pending.push_back(std::move(ItemOf(item)));
+  }
+  delete c;
+  if (q.draining) return;
+  q.draining = true;
+  while (!q.pending.empty()) {
+    Value v = std::move(q.pending.back());
+    q.pending.pop_back();
+  }  // Each v freed here queues its own items.
+  q.draining = false;
+}
+
+}  // namespace
 
 Value Value::Undefined(std::string what) {
   Value v;
@@ -47,13 +84,13 @@ Value Value::Str(std::string x) {
 Value Value::MakeList(List x) {
   Value v;
   v.kind = Kind::kList;
-  v.list = std::make_shared<List>(std::move(x));
+  v.list = std::shared_ptr<List>(new List(std::move(x)), &FreeContainer<List>);
   return v;
 }
 Value Value::MakeDict(Dict x) {
   Value v;
   v.kind = Kind::kDict;
-  v.dict = std::make_shared<Dict>(std::move(x));
+  v.dict = std::shared_ptr<Dict>(new Dict(std::move(x)), &FreeContainer<Dict>);
   return v;
 }
 Value Value::Namespace(Dict x) {
