@@ -94,9 +94,22 @@ fuzz_one() {
   local args=(-max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096
     -print_final_stats=1 -artifact_prefix="$artifacts/$t/")
   if [[ -n "$runs" ]]; then args+=(-runs="$runs"); fi
+  local asan="$ASAN_OPTIONS"
+  if [[ "$t" == log_diff ]]; then
+    # Without LeakSanitizer: its logs start over every kMaxLeaves leaves,
+    # and each start joins the old logs' threads and starts new ones.
+    # clang-14's LSan skips a live thread whose kernel thread id an earlier,
+    # finished thread of the process had (ASan keeps finished threads in
+    # its registry), so once the id counter wraps (pid_max) the new
+    # threads' OpenSSL error state and thread_local records are reported as
+    # leaks. docs/hardening.md, "Fuzzing", has the reproduction. The ASan
+    # suite's store tests check the log's code for leaks.
+    args+=(-detect_leaks=0)
+    asan="${asan/detect_leaks=1/detect_leaks=0}"
+  fi
   local rc=0
-  "$dir/tests/fuzz/fuzz_$t" "${args[@]}" "$corpus" >"$work/$t.log" 2>&1 ||
-    rc=$?
+  ASAN_OPTIONS="$asan" "$dir/tests/fuzz/fuzz_$t" "${args[@]}" "$corpus" \
+    >"$work/$t.log" 2>&1 || rc=$?
   echo "$rc" >"$work/$t.rc"
 }
 

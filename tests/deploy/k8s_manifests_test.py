@@ -46,6 +46,9 @@ NAMESPACE = "layerproof"
 BINARY = "/usr/local/bin/layerproof"
 SERVICE_SUFFIXES = ("", "." + NAMESPACE + ".svc",
                     "." + NAMESPACE + ".svc.cluster.local")
+# Passed from the test's environment to every container's.
+SANITIZER_SETTINGS = ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS",
+                      "TSAN_OPTIONS")
 
 
 class Failure(Exception):
@@ -363,6 +366,11 @@ class LocalCluster:
 
     def environment(self, pod, c):
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        # Not the pod's: a sanitizer build's own settings (scripts/
+        # sanitize.sh), which the binary needs wherever it runs.
+        for name in SANITIZER_SETTINGS:
+            if name in os.environ:
+                env[name] = os.environ[name]
         for e in c.get("env", []):
             if "value" in e:
                 env[e["name"]] = e["value"]

@@ -18,9 +18,10 @@
 // LockWhen and CondVar waits release and reacquire the mutex; a Condition
 // is evaluated between an acquire and a release of its mutex (Abseil
 // evaluates it with the mutex held, in the waiter or in the thread that
-// unlocks); Notify releases and the waits
-// acquire. Not modelled: TryLock failing (treated as no lock taken, which
-// is what it is) and Abseil's internal spinlocks (not ours).
+// unlocks); Notify releases and the waits acquire; the last release of an
+// absl::Status's shared representation frees it after every other
+// holder's use. Not modelled: TryLock failing (treated as no lock taken,
+// which is what it is) and Abseil's internal spinlocks (not ours).
 #include <dlfcn.h>
 #include <sanitizer/tsan_interface.h>
 
@@ -30,6 +31,7 @@
 #include <string>
 
 #include "absl/base/config.h"
+#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
@@ -277,6 +279,22 @@ bool Notification::WaitForNotificationWithDeadline(Time deadline) const {
   const bool notified = real(this, deadline);
   if (notified) __tsan_acquire(const_cast<Notification*>(this));
   return notified;
+}
+
+// absl::Status shares one reference-counted StatusRep among its copies; the
+// last copy to go frees it, inside Debian's libabsl_status, whose atomic
+// decrement TSan cannot see. So a copy read in one thread (its message())
+// and the last copy released in another were reported as a race with the
+// free (store_disk_fault_test: four writers handed the same refusal). The
+// decrement is acquire-release: each holder's accesses happen before the
+// free, which is what this tells TSan.
+void Status::UnrefNonInlined(uintptr_t rep) {
+  static const auto real =
+      Real<void (*)(uintptr_t)>("6Status15UnrefNonInlinedEm");
+  void* const shared = reinterpret_cast<void*>(rep - 1);  // RepToPointer
+  __tsan_release(shared);
+  __tsan_acquire(shared);
+  real(rep);
 }
 
 ABSL_NAMESPACE_END
