@@ -6,6 +6,7 @@
 
 #include "prover/internal/services.h"
 #include "rpc/grpc_status.h"
+#include "rpc/reactor.h"
 
 namespace layerproof::prover::internal {
 namespace {
@@ -80,13 +81,16 @@ class GenerateReactor final : public grpc::ServerUnaryReactor {
   }
 
   void OnCancel() override {
+    rpc::ReactionStarts(this);
     absl::MutexLock lock(&call_->mu);
     call_->cancelled = true;
     if (call_->ticket.has_value() && !call_->finished) {
       context_.pipeline->Cancel(*call_->ticket);
     }
   }
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    rpc::DeleteAfterLastCriticalSection(this, call_->mu);
+  }
 
  private:
   const ServiceContext& context_;
@@ -184,6 +188,7 @@ class GenerateStreamReactor final
   }
 
   void OnWriteDone(bool ok) override {
+    rpc::ReactionStarts(this);
     absl::MutexLock lock(&call_->mu);
     call_->writing = false;
     if (!ok) {
@@ -200,13 +205,16 @@ class GenerateStreamReactor final
     call_->Pump();
   }
   void OnCancel() override {
+    rpc::ReactionStarts(this);
     absl::MutexLock lock(&call_->mu);
     call_->cancelled = true;
     if (call_->ticket.has_value() && !call_->finished) {
       context_.pipeline->Cancel(*call_->ticket);
     }
   }
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    rpc::DeleteAfterLastCriticalSection(this, call_->mu);
+  }
 
  private:
   const ServiceContext& context_;
@@ -233,12 +241,14 @@ absl::StatusOr<rpc::PeerLease> AdmitGenerate(
 grpc::ServerUnaryReactor* InferenceService::Generate(
     grpc::CallbackServerContext* context, const v1::GenerateRequest* request,
     v1::GenerateResponse* response) {
-  return new GenerateReactor(context_, *context, *request, response);
+  return rpc::Published(
+      new GenerateReactor(context_, *context, *request, response));
 }
 
 grpc::ServerWriteReactor<v1::GenerateEvent>* InferenceService::GenerateStream(
     grpc::CallbackServerContext* context, const v1::GenerateRequest* request) {
-  return new GenerateStreamReactor(context_, *context, *request);
+  return rpc::Published(
+      new GenerateStreamReactor(context_, *context, *request));
 }
 
 grpc::ServerUnaryReactor* InferenceService::ModelInfo(

@@ -7,9 +7,10 @@
 
 #include "prover/internal/services.h"
 #include "prover/replay.h"
+#include "rpc/grpc_status.h"
+#include "rpc/reactor.h"
 #include "store/commitment.h"
 #include "store/internal/str_cat.h"
-#include "rpc/grpc_status.h"
 
 namespace layerproof::prover::internal {
 namespace {
@@ -86,6 +87,7 @@ class OpenReactor final : public grpc::ServerWriteReactor<v1::OpenChunk> {
   }
 
   void OnWriteDone(bool ok) override {
+    rpc::ReactionStarts(this);
     absl::MutexLock lock(&call_->mu);
     call_->writing = false;
     if (!ok || call_->cancelled) {
@@ -100,6 +102,7 @@ class OpenReactor final : public grpc::ServerWriteReactor<v1::OpenChunk> {
     WriteNextLocked(context_, *call_);
   }
   void OnCancel() override {
+    rpc::ReactionStarts(this);
     absl::MutexLock lock(&call_->mu);
     call_->cancelled = true;
     // A write in flight completes (not ok) and finishes in OnWriteDone.
@@ -108,7 +111,9 @@ class OpenReactor final : public grpc::ServerWriteReactor<v1::OpenChunk> {
           grpc::Status(grpc::StatusCode::CANCELLED, "Open: cancelled"));
     }
   }
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    rpc::DeleteAfterLastCriticalSection(this, call_->mu);
+  }
 
  private:
   // Sends the next rows chunk, or finishes after the last.
@@ -218,7 +223,7 @@ class OpenReactor final : public grpc::ServerWriteReactor<v1::OpenChunk> {
 
 grpc::ServerWriteReactor<v1::OpenChunk>* OpeningService::Open(
     grpc::CallbackServerContext* context, const v1::OpenRequest* request) {
-  return new OpenReactor(context_, *context, *request);
+  return rpc::Published(new OpenReactor(context_, *context, *request));
 }
 
 grpc::ServerUnaryReactor* OpeningService::GetCommitment(
