@@ -12,7 +12,9 @@
 #                              client, and the integration suites that run
 #                              whole clusters (honest, cheating, restarts,
 #                              auditor workers, flood, client, HTTP API,
-#                              metrics, power loss).
+#                              metrics, power loss), against gRPC built
+#                              with TSan (scripts/tsan-grpc.sh: about 10
+#                              minutes the first time, cached after).
 # Any report fails the test that made it (halt_on_error, no recovery), so the
 # script exits non-zero on the first finding of each test. Suppressions
 # (tests/sanitizers/*.supp) are for third-party code only, each with its
@@ -67,6 +69,11 @@ if [[ "$kind" == asan ]]; then
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$opt")
 fi
 start=$(date +%s)
+if [[ "$kind" == tsan ]]; then
+  # Built first, so that a failure to fetch or build it stops the run
+  # before the long build of ours.
+  grpc_tsan=$(bash scripts/tsan-grpc.sh)
+fi
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAYERPROOF_CUDA=OFF \
   -DLAYERPROOF_BUILD_BENCH=OFF "${flags[@]}" >/dev/null
@@ -79,7 +86,10 @@ else
   # Each suite's executable whole (its tests share a process, as they do
   # in production), two at a time; logs in $dir/tsan-logs/<suite>.log.
   # Debian's Abseil is not instrumented: tests/sanitizers/tsan_absl_sync.cc.
+  # gRPC is, and its libraries take the packaged ones' place (same sonames)
+  # in every process, the nodes the integration suites start included.
   export LD_PRELOAD="$root/$dir/tests/sanitizers/liblayerproof_tsan_absl_sync.so"
+  export LD_LIBRARY_PATH="$grpc_tsan${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   logs="$dir/tsan-logs"
   rm -rf "$logs" && mkdir -p "$logs"
   run_suite() {
