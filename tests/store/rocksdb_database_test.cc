@@ -7,9 +7,14 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
+#include "rocksdb/db.h"
+#include "rocksdb/metadata.h"
+#include "rocksdb/options.h"
 #include "tests/store/temp_dir.h"
 
 namespace layerproof::store {
@@ -42,17 +47,74 @@ TEST(RocksDatabaseTest, CreatesEveryFamilyAndReopensReadOnly) {
   EXPECT_EQ(v->value_or(""), "v");
 }
 
+// The table files (.sst) of the database in `dir` this process holds open
+// now, read off /proc/self/fd.
+int OpenTableFiles(const std::string& dir) {
+  const std::string prefix = fs::canonical(dir).string() + "/";
+  int n = 0;
+  for (const fs::directory_entry& fd :
+       fs::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    const std::string target = fs::read_symlink(fd.path(), ec).string();
+    if (!ec && target.rfind(prefix, 0) == 0 &&
+        fs::path(target).extension() == ".sst") {
+      ++n;
+    }
+  }
+  return n;
+}
+
+// Reads back the keys OpenTablesAreBounded wrote, each in a table of its own.
+void ReadEveryKey(const RocksDatabase& db, int keys) {
+  for (int i = 0; i < keys; ++i) {
+    absl::StatusOr<std::optional<std::string>> v =
+        db.Get(db.family(0), "key" + std::to_string(i), "key");
+    ASSERT_TRUE(v.ok()) << v.status();
+    ASSERT_EQ(v->value_or(""), "value") << i;
+  }
+}
+
 // Open table files are bounded (kMaxOpenTables), in both modes: RocksDB's
-// default keeps every table of a growing store open.
+// default keeps every table of a growing store open, so a long-lived node's
+// descriptors grew with its store (the first soak). A store of twice as
+// many tables as the bound, each of them read, holds at most the bound open.
 TEST(RocksDatabaseTest, OpenTablesAreBounded) {
   TempDir tmp;
   const std::string dir = tmp.path() + "/db";
-  for (Mode mode : {Mode::kReadWrite, Mode::kReadOnly}) {
+  constexpr int kTables = 2 * RocksDatabase::kMaxOpenTables;
+  {
+    absl::StatusOr<std::unique_ptr<RocksDatabase>> db =
+        RocksDatabase::Open(dir, kFamilies, Mode::kReadWrite, "test db");
+    ASSERT_TRUE(db.ok()) << db.status();
+    rocksdb::DB* rocks = (*db)->db();
+    // One table per flush, and no compaction to merge them.
+    ASSERT_TRUE(rocks
+                    ->SetOptions((*db)->family(0),
+                                 {{"disable_auto_compactions", "true"}})
+                    .ok());
+    for (int i = 0; i < kTables; ++i) {
+      ASSERT_TRUE(rocks
+                      ->Put(SyncWrite(), (*db)->family(0),
+                            "key" + std::to_string(i), "value")
+                      .ok());
+      ASSERT_TRUE(rocks->Flush(rocksdb::FlushOptions(), (*db)->family(0)).ok());
+    }
+    std::vector<rocksdb::LiveFileMetaData> tables;
+    rocks->GetLiveFilesMetaData(&tables);
+    ASSERT_GE(tables.size(), static_cast<size_t>(kTables));
+    ReadEveryKey(**db, kTables);
+    EXPECT_GT(OpenTableFiles(dir), 0);
+    EXPECT_LE(OpenTableFiles(dir), RocksDatabase::kMaxOpenTables);
+  }
+  for (Mode mode : {Mode::kReadOnly, Mode::kReadWrite}) {
     absl::StatusOr<std::unique_ptr<RocksDatabase>> db =
         RocksDatabase::Open(dir, kFamilies, mode, "test db");
     ASSERT_TRUE(db.ok()) << db.status();
     EXPECT_EQ((*db)->db()->GetDBOptions().max_open_files,
               RocksDatabase::kMaxOpenTables);
+    ReadEveryKey(**db, kTables);
+    EXPECT_GT(OpenTableFiles(dir), 0);
+    EXPECT_LE(OpenTableFiles(dir), RocksDatabase::kMaxOpenTables);
   }
 }
 
