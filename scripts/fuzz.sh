@@ -2,8 +2,9 @@
 # Builds the libFuzzer targets of tests/fuzz (clang-14, ASan + UBSan, into
 # build-fuzz; only the targets and the libraries they link) and fuzzes each
 # one over a copy of its corpus, tests/fuzz/corpus/<target>/ (nothing new is
-# written into the repository). Fails on any crash, leak, timeout or
-# out-of-memory; the input that caused it is kept in
+# written into the repository; the slow regression inputs of
+# tests/fuzz/regressions/ are replayed by CTest, not fuzzed). Fails on any
+# crash, leak, timeout or out-of-memory; the input that caused it is kept in
 # build-fuzz/fuzz-artifacts/<target>/ (docs/hardening.md, "Fuzzing", says
 # how it becomes a regression test). Prints, per target, the executions,
 # executions per second, coverage (edges) and features, then a Markdown
