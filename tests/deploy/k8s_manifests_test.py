@@ -17,7 +17,11 @@
 What a cluster would do and this does by hand: cluster DNS (a Service's
 name and port become the selected pod's port on loopback; certificates
 carry `localhost` for that, new-site.sh --san), port allocation (each
-containerPort gets a free port), volume mounts (paths under a mountPath are
+containerPort gets a free port below the kernel's ephemeral range, chosen
+before the site's first process starts because each process is told the
+others' ports: free_port says why that range, and a port taken anyway
+makes the site start over on fresh ports, a bounded number of times),
+volume mounts (paths under a mountPath are
 rewritten to a directory holding the volume's files, owned and moded as
 the kubelet does it, fsGroup included), $(VAR) expansion, and the pod's
 user: run as root, the test starts every process and probe under the
@@ -29,6 +33,7 @@ import argparse
 import base64
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -53,6 +58,16 @@ SANITIZER_SETTINGS = ("ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS",
 
 class Failure(Exception):
     pass
+
+
+class PortTaken(Failure):
+    """A node could not listen on the port chosen for it: something else
+    on this machine bound it after free_port released it."""
+
+
+# How many times the site starts before a taken port is a failure. Each
+# start draws fresh ports, so a second collision is already rare.
+SITE_STARTS = 3
 
 
 def check(condition, what):
@@ -194,14 +209,44 @@ def check_overlays(repo):
 
 # --- 2. The site, run locally ----------------------------------------------
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# The lowest port free_port hands out; the ports below are left to the
+# services of the machine the test runs on.
+LOWEST_PORT = 20000
+
+
+def free_port(handed_out):
+    """A loopback port that nothing is bound to now and that is not in
+    `handed_out` (the site's ports so far; it is added).
+
+    The port is released before the node binds it, seconds later. It is
+    drawn from below the kernel's ephemeral range (ip_local_port_range)
+    because every port the kernel picks itself comes from that range: a
+    parallel test's bind to port 0, and the local end of every outgoing
+    connection, this site's own probes and node-to-node calls included.
+    Below the range, only a process that picks ports by hand can take it in
+    between; LocalCluster.start then raises PortTaken and main starts the
+    site again."""
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        ephemeral_low = int(f.read().split()[0])
+    for _ in range(1000):
+        if ephemeral_low - 1 > LOWEST_PORT:
+            port = random.randrange(LOWEST_PORT, ephemeral_low)
+        else:  # an unusual range: let the kernel choose
+            port = 0
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            port = s.getsockname()[1]
+        if port not in handed_out:
+            handed_out.add(port)
+            return port
+    raise Failure("no free loopback port found in 1000 draws")
 
 
 class Pod:
-    def __init__(self, workload, name):
+    def __init__(self, workload, name, handed_out):
         self.workload = workload
         self.name = name
         self.labels = workload["spec"]["template"]["metadata"]["labels"]
@@ -211,7 +256,7 @@ class Pod:
         self.port_names = {}
         for c in self.spec["containers"]:
             for p in c.get("ports", []):
-                self.ports[p["containerPort"]] = free_port()
+                self.ports[p["containerPort"]] = free_port(handed_out)
                 if "name" in p:
                     self.port_names[p["name"]] = p["containerPort"]
         self.volumes = {}  # volume name -> host directory
@@ -236,10 +281,12 @@ class LocalCluster:
         os.chmod(self.binary, 0o755)
         self.as_root = os.geteuid() == 0
         self.pods = []
+        handed_out = set()
         for w in objects(docs, "StatefulSet"):
-            self.pods.append(Pod(w, w["metadata"]["name"] + "-0"))
+            self.pods.append(Pod(w, w["metadata"]["name"] + "-0", handed_out))
         for w in objects(docs, "Deployment"):
-            self.pods.append(Pod(w, w["metadata"]["name"] + "-local"))
+            self.pods.append(Pod(w, w["metadata"]["name"] + "-local",
+                                 handed_out))
         # (source pod, target pod, containerPort) of every connection made.
         self.edges = set()
 
@@ -447,16 +494,33 @@ class LocalCluster:
             probe = c.get("readinessProbe")
             check(probe is not None, f"{pod.name}/{c['name']}: no readiness")
             while not self.probe(pod, c, probe):
-                check(process.poll() is None,
-                      f"{pod.name}/{c['name']} exited {process.returncode}; "
-                      f"see {logs}")
+                self.check_running(pod, c, process, logs)
                 check(time.time() < deadline,
                       f"{pod.name}/{c['name']}: not ready in 120 s")
                 time.sleep(0.5)
+            # A probe can be answered by whatever took the node's port.
+            self.check_running(pod, c, process, logs)
             if "livenessProbe" in c:
                 check(self.probe(pod, c, c["livenessProbe"]),
                       f"{pod.name}/{c['name']}: liveness probe fails")
         print(f"  {pod.name}: ready")
+
+    @staticmethod
+    def check_running(pod, c, process, logs):
+        """Fails if `process` (container `c` of `pod`) has exited; raises
+        PortTaken if it exited because a port of its was taken."""
+        if process.poll() is None:
+            return
+        with open(os.path.join(logs, f"{pod.name}.{c['name']}.log"),
+                  errors="replace") as f:
+            said = f.read()
+        # The node's message when a bind fails (rpc/server.cc,
+        # rpc/metrics.cc, prover/http_api.cc).
+        taken = re.search(r"cannot listen on \S+", said)
+        if taken:
+            raise PortTaken(f"{pod.name}/{c['name']}: {taken.group(0)}")
+        raise Failure(f"{pod.name}/{c['name']} exited {process.returncode}; "
+                      f"see {logs}")
 
     def stop(self):
         for pod in reversed(self.pods):
@@ -647,10 +711,23 @@ def main():
         if os.geteuid() != 0:
             print("  (not root: the processes run as this user, not the "
                   "pods' runAsUser)")
-        root = tempfile.mkdtemp(prefix="lp-k8s-")
-        cluster = LocalCluster(render(site), binary, args.work, root)
-        for component in ("verifier", "prover", "auditor"):
-            cluster.start(cluster.pod(component))
+        docs = render(site)
+        for attempt in range(1, SITE_STARTS + 1):
+            root = tempfile.mkdtemp(prefix="lp-k8s-")
+            cluster = LocalCluster(docs, binary, args.work, root)
+            try:
+                for component in ("verifier", "prover", "auditor"):
+                    cluster.start(cluster.pod(component))
+                break
+            except PortTaken as e:
+                if attempt == SITE_STARTS:
+                    raise
+                print(f"  {e}: taken since it was chosen; the site starts "
+                      "again on fresh ports")
+                cluster.stop()
+                cluster = None
+                shutil.rmtree(root, ignore_errors=True)
+                root = None
         chat(cluster, site, binary, args.work)
         check_network_policies(cluster)
         codes = cluster.stop()
