@@ -12,21 +12,29 @@ chaos thread may restart a node while a sampler thread reads its pid.
 import json
 import os
 import shutil
-import socket
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from loopback_ports import free_port as draw_port  # noqa: E402
 
 
 class Failure(Exception):
     pass
 
 
+# The ports of this run's nodes. They are fixed for the whole run and drawn
+# from below the ephemeral range (scripts/lib/loopback_ports.py), so the
+# soak's own client connections cannot take a port while its node restarts.
+_handed_out = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return draw_port(_handed_out)
 
 
 def scrape(port, timeout=5):

@@ -17,11 +17,11 @@
 What a cluster would do and this does by hand: cluster DNS (a Service's
 name and port become the selected pod's port on loopback; certificates
 carry `localhost` for that, new-site.sh --san), port allocation (each
-containerPort gets a free port below the kernel's ephemeral range, chosen
-before the site's first process starts because each process is told the
-others' ports: free_port says why that range, and a port taken anyway
-makes the site start over on fresh ports, a bounded number of times),
-volume mounts (paths under a mountPath are
+containerPort gets a free port, chosen before the site's first process
+starts because each process is told the others' ports; scripts/lib/
+loopback_ports.py says how it stays free until the node binds it, and a
+port taken anyway makes the site start over on fresh ports, a bounded
+number of times), volume mounts (paths under a mountPath are
 rewritten to a directory holding the volume's files, owned and moded as
 the kubelet does it, fsGroup included), $(VAR) expansion, and the pod's
 user: run as root, the test starts every process and probe under the
@@ -33,11 +33,9 @@ import argparse
 import base64
 import json
 import os
-import random
 import re
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -46,6 +44,10 @@ import time
 import urllib.request
 
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts", "lib"))
+from loopback_ports import free_port  # noqa: E402
 
 NAMESPACE = "layerproof"
 BINARY = "/usr/local/bin/layerproof"
@@ -208,42 +210,6 @@ def check_overlays(repo):
 
 
 # --- 2. The site, run locally ----------------------------------------------
-
-# The lowest port free_port hands out; the ports below are left to the
-# services of the machine the test runs on.
-LOWEST_PORT = 20000
-
-
-def free_port(handed_out):
-    """A loopback port that nothing is bound to now and that is not in
-    `handed_out` (the site's ports so far; it is added).
-
-    The port is released before the node binds it, seconds later. It is
-    drawn from below the kernel's ephemeral range (ip_local_port_range)
-    because every port the kernel picks itself comes from that range: a
-    parallel test's bind to port 0, and the local end of every outgoing
-    connection, this site's own probes and node-to-node calls included.
-    Below the range, only a process that picks ports by hand can take it in
-    between; LocalCluster.start then raises PortTaken and main starts the
-    site again."""
-    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-        ephemeral_low = int(f.read().split()[0])
-    for _ in range(1000):
-        if ephemeral_low - 1 > LOWEST_PORT:
-            port = random.randrange(LOWEST_PORT, ephemeral_low)
-        else:  # an unusual range: let the kernel choose
-            port = 0
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            port = s.getsockname()[1]
-        if port not in handed_out:
-            handed_out.add(port)
-            return port
-    raise Failure("no free loopback port found in 1000 draws")
-
 
 class Pod:
     def __init__(self, workload, name, handed_out):
