@@ -237,6 +237,28 @@ TEST(ChatTemplateTest, DeeplyNestedValuesAreFreedWithoutRecursion) {
   EXPECT_EQ(*r, "1");
 }
 
+TEST(ChatTemplateTest, BuiltinsThatWalkAValueStopAtTheDepthLimit) {
+  // Two equal lists nested 100,000 deep, through the builtins that recurse
+  // into a value: each stops at kMaxPrintDepth (64) levels, as unequal,
+  // "[...]" or an error, instead of following the nesting down the stack.
+  const std::string deep =
+      "{% set ns = namespace(d=[], e=[]) %}{% for i in range(100000) %}"
+      "{% set ns.d = [ns.d] %}{% set ns.e = [ns.e] %}{% endfor %}"
+      "{% set d = ns.d %}{% set e = ns.e %}";
+  auto r = RenderWith(
+      deep +
+          "{{ d == e }}|{{ d in [e] }}|{{ d | string | length }}|"
+          "{{ (d ~ '') | length }}|{{ [d, e] | join(',') | length }}",
+      Json::array());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // 64 brackets, "...", 64 brackets.
+  EXPECT_EQ(*r, "False|False|131|131|263");
+  auto json = RenderWith(deep + "{{ d | tojson }}", Json::array());
+  EXPECT_THAT(json.status().message(), HasSubstr("nested too deeply"));
+  auto raised = RenderWith(deep + "{{ raise_exception(d) }}", Json::array());
+  EXPECT_THAT(raised.status().message(), HasSubstr("[[...]]"));
+}
+
 TEST(ChatTemplateTest, ReferenceCyclesAreFreedWhenTheRenderEnds) {
   // A namespace that holds itself, directly or through a list, a dict or a
   // bound method, is no longer referenced once the render returns.
