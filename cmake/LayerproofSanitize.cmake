@@ -21,11 +21,6 @@ option(LAYERPROOF_FUZZ "Build the libFuzzer targets in tests/fuzz (clang)" OFF)
 if(LAYERPROOF_SANITIZE)
   set(lp_san -fsanitize=${LAYERPROOF_SANITIZE} -fno-sanitize-recover=all
       -fno-omit-frame-pointer)
-  if(LAYERPROOF_SANITIZE MATCHES "thread")
-    # gRPC's and protobuf's header code is compiled as their libraries are:
-    # without TSan (tests/sanitizers/tsan_ignorelist.txt says why).
-    list(APPEND lp_san -fsanitize-ignorelist=${PROJECT_SOURCE_DIR}/tests/sanitizers/tsan_ignorelist.txt)
-  endif()
   add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:${lp_san}>")
   add_link_options(-fsanitize=${LAYERPROOF_SANITIZE})
 endif()

@@ -12,9 +12,10 @@
 #                              client, and the integration suites that run
 #                              whole clusters (honest, cheating, restarts,
 #                              auditor workers, flood, client, HTTP API,
-#                              metrics, power loss), against gRPC built
-#                              with TSan (scripts/tsan-grpc.sh: about 10
-#                              minutes the first time, cached after).
+#                              metrics, power loss), against Abseil and
+#                              gRPC built with TSan (scripts/tsan-deps.sh:
+#                              about 15 minutes the first time, cached
+#                              after).
 # Any report fails the test that made it (halt_on_error, no recovery), so the
 # script exits non-zero on the first finding of each test. Suppressions
 # (tests/sanitizers/*.supp) are for third-party code only, each with its
@@ -48,7 +49,7 @@ case "$kind" in
       integration_auditor_test integration_flood_test integration_client_test
       integration_http_api_test integration_metrics_test
       integration_power_loss_test)
-    targets=("${suites[@]}" layerproof layerproof_tsan_absl_sync)
+    targets=("${suites[@]}" layerproof)
     # Every report is printed (no halt), and a process that made one exits
     # 66 at its end, so the suite fails.
     export TSAN_OPTIONS="halt_on_error=0:exitcode=66:second_deadlock_stack=1:suppressions=$root/tests/sanitizers/tsan.supp"
@@ -70,9 +71,9 @@ if [[ "$kind" == asan ]]; then
 fi
 start=$(date +%s)
 if [[ "$kind" == tsan ]]; then
-  # Built first, so that a failure to fetch or build it stops the run
+  # Built first, so that a failure to fetch or build them stops the run
   # before the long build of ours.
-  grpc_tsan=$(bash scripts/tsan-grpc.sh)
+  tsan_libs=$(bash scripts/tsan-deps.sh)
 fi
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAYERPROOF_CUDA=OFF \
@@ -85,11 +86,10 @@ if [[ "$kind" == asan ]]; then
 else
   # Each suite's executable whole (its tests share a process, as they do
   # in production), two at a time; logs in $dir/tsan-logs/<suite>.log.
-  # Debian's Abseil is not instrumented: tests/sanitizers/tsan_absl_sync.cc.
-  # gRPC is, and its libraries take the packaged ones' place (same sonames)
-  # in every process, the nodes the integration suites start included.
-  export LD_PRELOAD="$root/$dir/tests/sanitizers/liblayerproof_tsan_absl_sync.so"
-  export LD_LIBRARY_PATH="$grpc_tsan${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # The instrumented Abseil and gRPC take the packaged libraries' place
+  # (same sonames) in every process, the nodes the integration suites start
+  # included.
+  export LD_LIBRARY_PATH="$tsan_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   logs="$dir/tsan-logs"
   rm -rf "$logs" && mkdir -p "$logs"
   run_suite() {
