@@ -13,8 +13,8 @@
 #                              whole clusters (honest, cheating, restarts,
 #                              auditor workers, flood, client, HTTP API,
 #                              metrics, power loss), against Abseil,
-#                              protobuf and gRPC built with TSan
-#                              (scripts/tsan-deps.sh: about 20 minutes the
+#                              protobuf, gRPC and RocksDB built with TSan
+#                              (scripts/tsan-deps.sh: about 30 minutes the
 #                              first time, cached after).
 # Any report fails the test that made it (halt_on_error, no recovery), so the
 # script exits non-zero on the first finding of each test. Suppressions
@@ -86,9 +86,9 @@ if [[ "$kind" == asan ]]; then
 else
   # Each suite's executable whole (its tests share a process, as they do
   # in production), two at a time; logs in $dir/tsan-logs/<suite>.log.
-  # The instrumented Abseil, protobuf and gRPC take the packaged libraries'
-  # place (same sonames) in every process, the nodes the integration suites
-  # start included.
+  # The instrumented Abseil, protobuf, gRPC and RocksDB take the packaged
+  # libraries' place (same sonames) in every process, the nodes the
+  # integration suites start included.
   export LD_LIBRARY_PATH="$tsan_libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   logs="$dir/tsan-logs"
   rm -rf "$logs" && mkdir -p "$logs"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Builds Debian's own sources of Abseil, protobuf and gRPC, the versions the
-# machine has installed, with -fsanitize=thread, for scripts/sanitize.sh
-# tsan (docs/hardening.md, "Sanitizers", says why: TSan sees a hand-off only
-# when both of its halves are instrumented, and Abseil's locks, protobuf's
-# arenas and gRPC's per-call objects make their hand-offs inside those
-# libraries). Prints a
+# Builds Debian's own sources of Abseil, protobuf, gRPC and RocksDB, the
+# versions the machine has installed, with -fsanitize=thread, for
+# scripts/sanitize.sh tsan (docs/hardening.md, "Sanitizers", says why: TSan
+# sees a hand-off only when both of its halves are instrumented, and
+# Abseil's locks, protobuf's arenas, gRPC's per-call objects and RocksDB's
+# write groups make their hand-offs inside those libraries). Prints a
 # library path (folders joined by ':') holding the instrumented libraries
 # with Debian's sonames, so that LD_LIBRARY_PATH puts them in place of the
 # packaged ones: the TSan build compiles and links against the packaged
@@ -17,8 +17,9 @@
 # second run that finds the libraries builds nothing and needs no network.
 # The first run adds Debian's deb-src entry (apt's sources, as root) when
 # apt has none, fetches the source packages through apt, and builds about
-# 250 objects for Abseil, 100 for protobuf and 850 for gRPC (10 minutes for
-# gRPC on 2 cores shared with another build, 2026-12-05).
+# 250 objects for Abseil, 100 for protobuf, 850 for gRPC and 330 for RocksDB
+# (10 minutes for gRPC on 2 cores shared with another build, 2026-12-05;
+# RocksDB 12 minutes beside a .ci/run, 2026-12-06).
 # Usage: scripts/tsan-deps.sh   (progress on stderr, the path on stdout)
 set -euo pipefail
 
@@ -103,4 +104,14 @@ grpc=$(build_tsan grpc libgrpc++-dev grpc++ \
   -DgRPC_PROTOBUF_PROVIDER=package -DgRPC_RE2_PROVIDER=package \
   -DgRPC_SSL_PROVIDER=package -DgRPC_ZLIB_PROVIDER=package \
   -DProtobuf_PROTOC_LIBRARY="$protoc_lib")
-echo "$absl:$protobuf:$grpc"
+# RocksDB as debian/rules configures it (Debian's compression libraries,
+# PORTABLE), its shared library only: librocksdb.so.7.8, which the TSan
+# build links instead of the librocksdb.a every other build links
+# (cmake/LayerproofSanitize.cmake). WITH_TSAN is RocksDB's own switch for
+# this build.
+rocksdb=$(build_tsan rocksdb librocksdb-dev rocksdb-shared \
+  -DWITH_BZ2=ON -DWITH_LZ4=ON -DWITH_ZLIB=ON -DWITH_ZSTD=ON -DWITH_SNAPPY=ON \
+  -DROCKSDB_BUILD_SHARED=ON -DWITH_TESTS=OFF -DWITH_TOOLS=OFF \
+  -DWITH_CORE_TOOLS=OFF -DWITH_BENCHMARK_TOOLS=OFF -DPORTABLE=ON \
+  -DFAIL_ON_WARNINGS=OFF -DWITH_TSAN=ON)
+echo "$absl:$protobuf:$grpc:$rocksdb"

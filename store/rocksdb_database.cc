@@ -1,7 +1,6 @@
 #include "store/rocksdb_database.h"
 
 #include <filesystem>
-#include <mutex>
 #include <system_error>
 #include <utility>
 
@@ -256,31 +255,13 @@ absl::Status RocksDatabase::Check(const rocksdb::Status& s,
   return FromRocks(s, Cat(name_, ": ", what));
 }
 
-// Concurrent writers form a RocksDB write group: the leader thread copies
-// the followers' batches, synchronised inside Debian's RocksDB, which TSan
-// cannot see (it is not instrumented), so TSan reports our batch's
-// construction against the leader's copy. TSan builds therefore write one
-// batch at a time: no group forms, each write stays atomic and durable, and
-// our own code stays fully checked, which a suppression on our function
-// names would not keep (docs/hardening.md, "Sanitizers").
-rocksdb::Status RocksDatabase::WriteOnce(const rocksdb::WriteOptions& options,
-                                         rocksdb::WriteBatch* batch) {
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-  static std::mutex* const tsan_one_writer = new std::mutex;
-  std::lock_guard<std::mutex> one_writer(*tsan_one_writer);
-#endif
-#endif
-  return db_->Write(options, batch);
-}
-
 absl::Status RocksDatabase::Write(rocksdb::WriteBatch* batch,
                                   std::string_view what, bool sync) {
   if (failed_.load()) LP_RETURN_IF_ERROR(Recover());
   GuardMemtable();
   rocksdb::WriteOptions options = SyncWrite();
   options.sync = sync;
-  const rocksdb::Status s = WriteOnce(options, batch);
+  const rocksdb::Status s = db_->Write(options, batch);
   if (!s.ok()) failed_.store(true);
   return Check(s, what);
 }

@@ -144,10 +144,6 @@ class RocksDatabase {
   // build) or fail for ever. Found by tests/integration/power_loss_test.cc.
   // The marker is flushed with the family (at Resume, at close).
   void GuardMemtable();
-  // db_->Write; one at a time in TSan builds (rocksdb_database.cc says why).
-  rocksdb::Status WriteOnce(const rocksdb::WriteOptions& options,
-                            rocksdb::WriteBatch* batch);
-
   // Set when a write failed; the next write calls Recover() first.
   std::atomic<bool> failed_{false};
 };
