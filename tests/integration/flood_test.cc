@@ -14,17 +14,10 @@
 #include <vector>
 
 #include "tests/integration/cluster.h"
+#include "tests/integration/sanitizer_build.h"
 
 namespace layerproof::integration {
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kUnderAddressSanitizer = true;
-#elif defined(__has_feature)
-constexpr bool kUnderAddressSanitizer = __has_feature(address_sanitizer);
-#else
-constexpr bool kUnderAddressSanitizer = false;
-#endif
 
 // VmRSS of this process (both nodes and the clients), in MiB.
 double RssMiB() {

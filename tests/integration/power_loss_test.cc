@@ -42,6 +42,7 @@
 #include "absl/time/time.h"
 #include "store/rocksdb_log.h"
 #include "tests/integration/run_command.h"
+#include "tests/integration/sanitizer_build.h"
 #include "tests/integration/store_workload.h"
 #include "tests/store/simulated_disk.h"
 #include "tests/store/temp_dir.h"
@@ -59,13 +60,6 @@ constexpr int kKills = 50;
 constexpr int kMaxAcks = 60;
 constexpr int kMaxMillis = 40;
 constexpr int kMaxKillAcks = 1500;
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kUnderThreadSanitizer = true;
-#elif defined(__has_feature)
-constexpr bool kUnderThreadSanitizer = __has_feature(thread_sanitizer);
-#else
-constexpr bool kUnderThreadSanitizer = false;
-#endif
 // A child of the regular build acknowledges its first append about 100 ms
 // after it starts; under TSan (RocksDB instrumented too) about 1 s
 // (2026-12-06, 2-core VM under load), so the TSan build waits ten times as
